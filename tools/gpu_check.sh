@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# One command for a machine with a GPU: configure for the local GPU, build,
+# run every test (CPU and GPU), run compute-sanitizer (memcheck, racecheck,
+# synccheck, initcheck) on every stage driver at small sizes, check the learner
+# harness both ways, run the benchmarks, and print a short summary last.
+#
+# Usage: tools/gpu_check.sh [LOG_DIR]   (default: $OUT if set, else gpu-check-logs)
+# Logs: build.log ctest.log sanitizer.log harness.log bench.log summary.txt
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+logs=${1:-${OUT:-$root/gpu-check-logs}}
+mkdir -p "$logs"
+logs=$(cd "$logs" && pwd)
+build=$root/build-gpu
+jobs=$(nproc)
+summary=()
+status=0
+note() { summary+=("$(printf '%-28s %s' "$1" "$2")"); }
+
+cd "$root"
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+cmake_args=("${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=native)
+
+echo "== configure and build ($build)"
+if cmake -S "$root" -B "$build" "${cmake_args[@]}" > "$logs/build.log" 2>&1 &&
+   cmake --build "$build" --parallel "$jobs" >> "$logs/build.log" 2>&1; then
+  note build ok
+else
+  tail -40 "$logs/build.log"
+  note build FAILED
+  printf '%s\n' "${summary[@]}" | tee "$logs/summary.txt"
+  exit 1
+fi
+
+stages=()
+for dir in "$root"/[0-9][0-9]_*/; do
+  [ -f "$dir/CMakeLists.txt" ] && stages+=("$(basename "$dir")")
+done
+
+echo "== tests (everything but learner and bench)"
+ctest --test-dir "$build" -LE 'learner|bench' --output-on-failure -j 4 > "$logs/ctest.log" 2>&1
+ctest_status=$?
+tests_line=$(grep -E 'tests passed|tests failed' "$logs/ctest.log" | tail -1)
+skipped=$(grep -c 'Skipped' "$logs/ctest.log")
+note ctest "${tests_line:-no result} (${skipped} skipped)"
+[ $ctest_status -eq 0 ] || { status=1; grep -E 'Failed|\*\*\*' "$logs/ctest.log" | head -20; }
+
+echo "== compute-sanitizer"
+: > "$logs/sanitizer.log"
+for stage in "${stages[@]}"; do
+  driver="$build/$stage/stage${stage:0:2}"
+  results=""
+  for tool in memcheck racecheck synccheck initcheck; do
+    extra=()
+    [ "$tool" = memcheck ] && extra=(--leak-check full)
+    echo "---- $stage $tool" >> "$logs/sanitizer.log"
+    if compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 99 \
+         "$driver" --impl reference --quick >> "$logs/sanitizer.log" 2>&1; then
+      results+="$tool ok, "
+    else
+      results+="$tool FAILED, "
+      status=1
+    fi
+  done
+  note "sanitizer $stage" "${results%, }"
+done
+
+echo "== learner harness"
+if bash "$root/tools/check_harness.sh" "$build" "$root/build-gpu-harness" "${cmake_args[@]}" \
+     > "$logs/harness.log" 2>&1; then
+  note harness "$(tail -1 "$logs/harness.log")"
+else
+  note harness "FAILED: $(grep -m1 'expected\|NOT caught' "$logs/harness.log")"
+  status=1
+fi
+
+echo "== benchmarks"
+: > "$logs/bench.log"
+for stage in "${stages[@]}"; do
+  echo "==== $stage" >> "$logs/bench.log"
+  if "$build/$stage/stage${stage:0:2}" --bench >> "$logs/bench.log" 2>&1; then
+    note "bench $stage" ok
+  else
+    note "bench $stage" FAILED
+    status=1
+  fi
+done
+cat "$logs/bench.log"
+
+echo
+echo "== summary ($(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown))"
+printf '%s\n' "${summary[@]}" | tee "$logs/summary.txt"
+[ $status -eq 0 ] && echo "gpu_check: all passed" || echo "gpu_check: FAILURES above"
+exit $status
