@@ -1,0 +1,876 @@
+/**
+ * @file test_stage02.c
+ * @brief Tests of stage 02: `test_stage02 cpu` and `test_stage02 gpu`.
+ *
+ * cpu: the fixtures against the models (bit for bit), the models against the
+ * double reference within their bounds, the tensor-core bound against a
+ * kernel that accumulates in bf16 (it must reject it by a wide margin) and
+ * against an emulation of real tensor cores (it must accept it), properties,
+ * and bad input for every launcher (the launchers fail before any CUDA call,
+ * so no GPU is needed).
+ * gpu: every milestone's reference check, GPU == model bit for bit where the
+ * order is fixed, NaN propagation, unwritten-output detection and canaries
+ * after every output. Exits 77 without a usable GPU.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fa_check.h"
+#include "fa_half.h"
+#include "fa_reference.h"
+#include "fa_rng.h"
+#include "fa_status.h"
+#include "fa_test.h"
+#include "fixtures.h"
+#include "matrix.h"
+#include "model.h"
+
+#if FA_HAVE_CUDA
+#include "checks.h"
+#include "fa_device.h"
+#endif
+
+enum { TEST_SEED = 2026 };
+
+/** malloc that the tests treat as infallible (a NULL aborts the run with a message). */
+static void *must_alloc(size_t bytes)
+{
+    void *p = malloc(bytes > 0 ? bytes : 1);
+    if (p == NULL) {
+        fprintf(stderr, "test_stage02: out of host memory (%zu bytes)\n", bytes);
+        exit(1);
+    }
+    return p;
+}
+
+/** A host array of @p n elements of @p dtype holding @p values (rounded to it). */
+static void *as_dtype(const float *values, int64_t n, fa_dtype dtype)
+{
+    void *out = must_alloc((size_t)n * (size_t)fa_dtype_size(dtype));
+    for (int64_t i = 0; i < n; ++i)
+        fa_store(out, dtype, i, values[i]);
+    return out;
+}
+
+static bool same_bits(float a, float b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/** [cols][rows] copy of a [rows][cols] matrix. */
+static float *transpose_of(const float *in, int64_t rows, int64_t cols)
+{
+    float *out = must_alloc((size_t)(rows * cols) * sizeof *out);
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c)
+            out[c * rows + r] = in[r * cols + c];
+    return out;
+}
+
+static const fa_dtype all_dtypes[] = {FA_F32, FA_BF16, FA_F16};
+
+/* ==== cpu: fixtures against the models ===================================================== */
+
+static void test_dot_fixtures(fa_tests *t)
+{
+    for (int d = 0; d < 3; ++d) {
+        const fa_dtype dtype = all_dtypes[d];
+        for (int f = 0; f < dot_fixture_count; ++f) {
+            const dot_fixture *fx = &dot_fixtures[f];
+            void *x = as_dtype(fx->x, fx->n, dtype), *y = as_dtype(fx->y, fx->n, dtype);
+            const float got = model_dot_product(x, y, dtype, fx->n);
+            FA_EXPECT(t, same_bits(got, fx->expected), "dot fixture '%s' (%s): model %.9g, want %.9g",
+                      fx->name, fa_dtype_name(dtype), got, fx->expected);
+            const double ref = fa_ref_dot(x, y, dtype, fx->n, NULL);
+            FA_EXPECT(t, ref == fx->expected, "dot fixture '%s' (%s): reference %.17g, want %.9g",
+                      fx->name, fa_dtype_name(dtype), ref, fx->expected);
+            free(x);
+            free(y);
+        }
+        float *xf = must_alloc(DOT_LONG_FIXTURE_N * sizeof *xf);
+        float *yf = must_alloc(DOT_LONG_FIXTURE_N * sizeof *yf);
+        dot_long_fixture(xf, yf, DOT_LONG_FIXTURE_N);
+        void *x = as_dtype(xf, DOT_LONG_FIXTURE_N, dtype), *y = as_dtype(yf, DOT_LONG_FIXTURE_N, dtype);
+        const float got = model_dot_product(x, y, dtype, DOT_LONG_FIXTURE_N);
+        FA_EXPECT(t, same_bits(got, DOT_LONG_FIXTURE_SUM), "long dot fixture (%s): model %.9g",
+                  fa_dtype_name(dtype), got);
+        FA_EXPECT(t, fa_ref_dot(x, y, dtype, DOT_LONG_FIXTURE_N, NULL) == DOT_LONG_FIXTURE_SUM,
+                  "long dot fixture (%s): the worked sum", fa_dtype_name(dtype));
+        free(xf);
+        free(yf);
+        free(x);
+        free(y);
+    }
+}
+
+/** Every fixture: the fp32 model and the tensor-core emulation give the expected bits, NN and NT. */
+static void test_matmul_fixtures(fa_tests *t)
+{
+    for (int f = 0; f < matmul_fixture_count; ++f) {
+        const matmul_fixture *fx = &matmul_fixtures[f];
+        const int64_t m = fx->m, n = fx->n, k = fx->k;
+        float *bt = k * n > 0 ? transpose_of(fx->b, k, n) : NULL;
+        float *c = must_alloc((size_t)(m * n) * sizeof *c);
+        double *want = must_alloc((size_t)(m * n) * sizeof *want);
+        for (int l = 0; l < 2; ++l) {
+            const fa_b_layout layout = l == 0 ? FA_B_ROW_MAJOR : FA_B_TRANSPOSED;
+            const float *b = layout == FA_B_ROW_MAJOR ? fx->b : bt;
+            for (int model = 0; model < 2; ++model) {
+                if (model == 0)
+                    model_matmul_fp32(fx->a, b, layout, m, n, k, c);
+                else
+                    model_matmul_tensor_core(fx->a, b, layout, m, n, k, c);
+                bool exact = true;
+                for (int64_t i = 0; i < m * n; ++i)
+                    exact = exact && same_bits(c[i], fx->c[i]);
+                FA_EXPECT(t, exact, "matmul fixture '%s' %s: the %s model differs", fx->name,
+                          l == 0 ? "NN" : "NT", model == 0 ? "fp32" : "tensor-core");
+            }
+            if (m * n > 0) {
+                fa_ref_matmul(fx->a, b, FA_F32, layout, m, n, k, want, NULL);
+                bool exact = true;
+                for (int64_t i = 0; i < m * n; ++i)
+                    exact = exact && want[i] == fx->c[i];
+                FA_EXPECT(t, exact, "matmul fixture '%s': the worked answer is the product",
+                          fx->name);
+            }
+        }
+        free(bt);
+        free(c);
+        free(want);
+    }
+}
+
+static void test_transpose_fixtures(fa_tests *t)
+{
+    for (int f = 0; f < transpose_fixture_count; ++f) {
+        const transpose_fixture *fx = &transpose_fixtures[f];
+        const int64_t count = fx->rows * fx->cols;
+        double *out = must_alloc((size_t)count * sizeof *out);
+        fa_ref_transpose(fx->in, fx->rows, fx->cols, out);
+        bool exact = true;
+        for (int64_t i = 0; i < count; ++i)
+            exact = exact && out[i] == fx->out[i];
+        FA_EXPECT(t, exact, "transpose fixture '%s'", fx->name);
+        free(out);
+    }
+}
+
+/* ==== cpu: models against the reference, and the bounds ==================================== */
+
+static void test_dot_model_within_bound(fa_tests *t)
+{
+    static const int64_t lengths[] = {1, 5, 9, 1000, 65537, 1048583, 3000017};
+    fa_rng rng;
+    fa_rng_seed(&rng, TEST_SEED, 1);
+    for (int d = 0; d < 3; ++d)
+        for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; ++i) {
+            const int64_t n = lengths[i];
+            const fa_dtype dtype = all_dtypes[d];
+            float *xf = must_alloc((size_t)n * sizeof *xf), *yf = must_alloc((size_t)n * sizeof *yf);
+            fa_fill(xf, n, FA_FILL_GAUSSIAN, 1.0, &rng);
+            fa_fill(yf, n, FA_FILL_GAUSSIAN, 1.0, &rng);
+            void *x = as_dtype(xf, n, dtype), *y = as_dtype(yf, n, dtype);
+            double abs_sum = 0.0;
+            const double ref = fa_ref_dot(x, y, dtype, n, &abs_sum);
+            const float got = model_dot_product(x, y, dtype, n);
+            const double bound = model_dot_product_bound(n, dtype, abs_sum);
+            FA_EXPECT(t, fabs((double)got - ref) <= bound,
+                      "dot model %s n = %lld: err %.3g > bound %.3g", fa_dtype_name(dtype),
+                      (long long)n, fabs((double)got - ref), bound);
+            FA_EXPECT(t, same_bits(model_dot_product(y, x, dtype, n), got),
+                      "dot model %s n = %lld: x . y and y . x differ", fa_dtype_name(dtype),
+                      (long long)n);
+            free(xf);
+            free(yf);
+            free(x);
+            free(y);
+        }
+}
+
+/** The depth is the real one: tiny next to n for long vectors, and its parts add up. */
+static void test_dot_depth(fa_tests *t)
+{
+    /* n = 1: one FMA, 8 tree levels in pass 1, one addition and 8 levels in pass 2. */
+    FA_EXPECT(t, model_dot_product_depth(1, FA_F32) == 18, "depth(1) = %lld",
+              (long long)model_dot_product_depth(1, FA_F32));
+    FA_EXPECT(t, model_dot_product_depth(0, FA_F32) == 0, "depth(0)");
+    /* 2^26 fp32: 2^24 chunks over 2^18 threads = 64 chunks of 4 per thread, 4 partials each in pass 2. */
+    const int64_t n = (int64_t)1 << 26;
+    FA_EXPECT(t, model_dot_product_depth(n, FA_F32) == 256 + 8 + 4 + 8, "depth(2^26) = %lld",
+              (long long)model_dot_product_depth(n, FA_F32));
+    FA_EXPECT(t, model_dot_product_depth(n, FA_BF16) == 256 + 8 + 4 + 8, "bf16 depth(2^26) = %lld",
+              (long long)model_dot_product_depth(n, FA_BF16));
+    FA_EXPECT(t, dot_product_blocks(1, FA_F32) == 1 && dot_product_blocks(n, FA_F32) == DOT_PRODUCT_MAX_PARTIALS,
+              "blocks: 1 for a tail only, capped at %d", DOT_PRODUCT_MAX_PARTIALS);
+}
+
+static void test_matmul_fp32_model(fa_tests *t)
+{
+    const int64_t m = 33, n = 47, k = 129;
+    fa_rng rng;
+    fa_rng_seed(&rng, TEST_SEED, 2);
+    float *a = must_alloc((size_t)(m * k) * sizeof *a), *b = must_alloc((size_t)(k * n) * sizeof *b);
+    fa_fill(a, m * k, FA_FILL_GAUSSIAN, 1.0, &rng);
+    fa_fill(b, k * n, FA_FILL_GAUSSIAN, 1.0, &rng);
+    float *bt = transpose_of(b, k, n);
+    float *c = must_alloc((size_t)(m * n) * sizeof *c), *ct = must_alloc((size_t)(m * n) * sizeof *ct);
+    double *want = must_alloc((size_t)(m * n) * sizeof *want);
+    double *abs_c = must_alloc((size_t)(m * n) * sizeof *abs_c);
+    double *bound = must_alloc((size_t)(m * n) * sizeof *bound);
+    model_matmul_fp32(a, b, FA_B_ROW_MAJOR, m, n, k, c);
+    model_matmul_fp32(a, bt, FA_B_TRANSPOSED, m, n, k, ct);
+    fa_ref_matmul(a, b, FA_F32, FA_B_ROW_MAJOR, m, n, k, want, abs_c);
+    for (int64_t i = 0; i < m * n; ++i)
+        bound[i] = model_matmul_fp32_bound(k, abs_c[i]);
+    fa_check_report report;
+    FA_EXPECT(t, fa_check_covers(c, want, bound, m * n, &report),
+              "fp32 matmul model within gamma_K: worst err/bound %.3g", report.worst_ratio);
+    FA_EXPECT(t, memcmp(c, ct, (size_t)(m * n) * sizeof *c) == 0,
+              "NN on B and NT on B^T give the same bits (same order)");
+    free(a);
+    free(b);
+    free(bt);
+    free(c);
+    free(ct);
+    free(want);
+    free(abs_c);
+    free(bound);
+}
+
+/**
+ * The tensor-core bound on realistic inputs: attention scores Q K^T with
+ * head dimension 64 and 128, and a long K = 1024. The emulation of real
+ * tensor cores must pass by a wide margin (err/bound < 0.5), a kernel that
+ * accumulates in bf16 must fail by a wide margin (err/bound > 10).
+ */
+static void test_tensor_core_bound(fa_tests *t)
+{
+    static const struct {
+        int64_t m, n, k;
+        fa_b_layout layout;
+    } shapes[] = {{64, 64, 64, FA_B_TRANSPOSED}, {64, 64, 128, FA_B_TRANSPOSED},
+                  {32, 32, 1024, FA_B_ROW_MAJOR}};
+    fa_rng rng;
+    fa_rng_seed(&rng, TEST_SEED, 3);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+        const int64_t m = shapes[s].m, n = shapes[s].n, k = shapes[s].k;
+        float *a = must_alloc((size_t)(m * k) * sizeof *a), *b = must_alloc((size_t)(k * n) * sizeof *b);
+        fa_fill(a, m * k, FA_FILL_GAUSSIAN, 1.0, &rng);
+        fa_fill(b, k * n, FA_FILL_GAUSSIAN, 1.0, &rng);
+        for (int64_t i = 0; i < m * k; ++i)
+            a[i] = fa_round_to(FA_BF16, a[i]);
+        for (int64_t i = 0; i < k * n; ++i)
+            b[i] = fa_round_to(FA_BF16, b[i]);
+        double *want = must_alloc((size_t)(m * n) * sizeof *want);
+        double *abs_c = must_alloc((size_t)(m * n) * sizeof *abs_c);
+        double *bound = must_alloc((size_t)(m * n) * sizeof *bound);
+        float *c = must_alloc((size_t)(m * n) * sizeof *c);
+        fa_ref_matmul(a, b, FA_F32, shapes[s].layout, m, n, k, want, abs_c);
+        for (int64_t i = 0; i < m * n; ++i)
+            bound[i] = model_matmul_tensor_core_bound(k, abs_c[i]);
+        fa_check_report report;
+
+        model_matmul_tensor_core(a, b, shapes[s].layout, m, n, k, c);
+        const bool tc_covered = fa_check_covers(c, want, bound, m * n, &report);
+        FA_EXPECT(t, tc_covered && report.worst_ratio < 0.5,
+                  "K = %lld: the tensor-core emulation must pass well inside the bound "
+                  "(worst err/bound %.3g)", (long long)k, report.worst_ratio);
+
+        model_matmul_fp32(a, b, shapes[s].layout, m, n, k, c);
+        FA_EXPECT(t, fa_check_covers(c, want, bound, m * n, &report),
+                  "K = %lld: fp32 accumulation is inside the tensor-core bound (worst %.3g)",
+                  (long long)k, report.worst_ratio);
+
+        model_matmul_bf16_accumulate(a, b, shapes[s].layout, m, n, k, c);
+        const bool bf16_covered = fa_check_covers(c, want, bound, m * n, &report);
+        FA_EXPECT(t, !bf16_covered && report.worst_ratio > 10.0,
+                  "K = %lld: accumulating in bf16 must fail the bound by > 10x (worst err/bound "
+                  "%.3g, %lld of %lld uncovered)", (long long)k, report.worst_ratio,
+                  (long long)report.uncovered, (long long)(m * n));
+        free(a);
+        free(b);
+        free(want);
+        free(abs_c);
+        free(bound);
+        free(c);
+    }
+}
+
+/**
+ * (A B)^T = B^T A^T bit for bit: element (j, i) of B^T A^T is the same FMA
+ * chain over k as element (i, j) of A B, with the factors of each product
+ * swapped (a * b = b * a exactly). A^T is passed as A read "NT".
+ */
+static void test_matmul_transpose_identity(fa_tests *t)
+{
+    const int64_t m = 9, n = 13, k = 21;
+    fa_rng rng;
+    fa_rng_seed(&rng, TEST_SEED, 4);
+    float *a = must_alloc((size_t)(m * k) * sizeof *a), *b = must_alloc((size_t)(k * n) * sizeof *b);
+    fa_fill(a, m * k, FA_FILL_GAUSSIAN, 1.0, &rng);
+    fa_fill(b, k * n, FA_FILL_GAUSSIAN, 1.0, &rng);
+    float *c = must_alloc((size_t)(m * n) * sizeof *c), *d = must_alloc((size_t)(m * n) * sizeof *d);
+    float *bt = transpose_of(b, k, n);
+    model_matmul_fp32(a, b, FA_B_ROW_MAJOR, m, n, k, c);   /* [m][n] */
+    model_matmul_fp32(bt, a, FA_B_TRANSPOSED, n, m, k, d); /* [n][m] = B^T (A^T) */
+    float *dt = transpose_of(d, n, m);
+    FA_EXPECT(t, memcmp(c, dt, (size_t)(m * n) * sizeof *c) == 0, "(A B)^T = B^T A^T exactly");
+    free(a);
+    free(b);
+    free(c);
+    free(d);
+    free(bt);
+    free(dt);
+}
+
+/* ==== cpu: bad input ======================================================================= */
+
+/** Expects @p status == @p expected and, for a failure, a message naming @p needle. */
+static void expect_rejected(fa_tests *t, const char *label, fa_status status, fa_status expected,
+                            const char *needle)
+{
+    FA_EXPECT(t, status == expected, "%s: got %s, want %s (%s)", label, fa_status_name(status),
+              fa_status_name(expected), fa_last_error());
+    if (expected != FA_OK)
+        FA_EXPECT(t, strstr(fa_last_error(), needle) != NULL, "%s: message '%s' should name '%s'",
+                  label, fa_last_error(), needle);
+}
+
+/* Host memory the validators look at but never read; 16-byte aligned so offsets are exact. */
+static _Alignas(16) float host_buffer[64];
+
+/** The argument checks of a dot product, through @p call (a validator or a launcher). */
+typedef fa_status (*dot_call)(const void *, const void *, fa_dtype, int64_t, float *, float *);
+
+static void dot_bad_inputs(fa_tests *t, const char *who, dot_call call, bool learner)
+{
+    float *x = host_buffer, *y = host_buffer + 16, *p = host_buffer + 32, *r = host_buffer + 48;
+    const struct {
+        const char *what;
+        const void *x, *y;
+        fa_dtype dtype;
+        int64_t n;
+        float *partials, *result;
+        fa_status expected;
+        const char *needle;
+    } cases[] = {
+        {"bad dtype", x, y, (fa_dtype)9, 4, p, r, FA_ERR_INVALID_ARGUMENT, "dtype = 9"},
+        {"negative n", x, y, FA_F32, -1, p, r, FA_ERR_INVALID_SIZE, "n = -1"},
+        {"NULL x", NULL, y, FA_F32, 4, p, r, FA_ERR_NULL_POINTER, "x = NULL"},
+        {"NULL y", x, NULL, FA_BF16, 4, p, r, FA_ERR_NULL_POINTER, "y = NULL"},
+        {"NULL partials", x, y, FA_F16, 4, NULL, r, FA_ERR_NULL_POINTER, "partials = NULL"},
+        {"NULL result", x, y, FA_F32, 4, p, NULL, FA_ERR_NULL_POINTER, "result = NULL"},
+        {"misaligned x", (const char *)x + 4, y, FA_F32, 4, p, r, FA_ERR_MISALIGNED, "x = "},
+        {"misaligned y", x, (const char *)y + 8, FA_BF16, 4, p, r, FA_ERR_MISALIGNED, "y = "},
+        {"misaligned result", x, y, FA_F32, 4, p, (float *)((char *)r + 2), FA_ERR_MISALIGNED,
+         "result = "},
+    };
+    char label[128];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        snprintf(label, sizeof label, "%s: %s", who, cases[i].what);
+        fa_clear_error();
+        const fa_status s = call(cases[i].x, cases[i].y, cases[i].dtype, cases[i].n,
+                                 cases[i].partials, cases[i].result);
+        if (learner && s == FA_ERR_NOT_IMPLEMENTED)
+            continue; /* the skeleton: FA_TODO comes before validation */
+        expect_rejected(t, label, s, cases[i].expected, cases[i].needle);
+    }
+    snprintf(label, sizeof label, "%s: n = 0 with NULL pointers", who);
+    const fa_status empty = call(NULL, NULL, FA_F32, 0, NULL, NULL);
+    FA_EXPECT(t, empty == FA_OK || (learner && empty == FA_ERR_NOT_IMPLEMENTED), "%s: %s", label,
+              fa_status_name(empty));
+}
+
+/** The argument checks of a matmul (a and b as untyped pointers: fp32 or bf16 launchers). */
+typedef fa_status (*matmul_call)(const void *, const void *, float *, int64_t, int64_t, int64_t,
+                                 fa_b_layout);
+
+static void matmul_bad_inputs(fa_tests *t, const char *who, matmul_call call, bool learner)
+{
+    const void *a = host_buffer, *b = host_buffer + 16;
+    float *c = host_buffer + 32;
+    const struct {
+        const char *what;
+        const void *a, *b;
+        float *c;
+        int64_t m, n, k;
+        fa_b_layout layout;
+        fa_status expected;
+        const char *needle;
+    } cases[] = {
+        {"negative m", a, b, c, -1, 2, 2, FA_B_ROW_MAJOR, FA_ERR_INVALID_SIZE, "m = -1"},
+        {"negative n", a, b, c, 2, -3, 2, FA_B_ROW_MAJOR, FA_ERR_INVALID_SIZE, "n = -3"},
+        {"negative k", a, b, c, 2, 2, -5, FA_B_TRANSPOSED, FA_ERR_INVALID_SIZE, "k = -5"},
+        {"bad layout", a, b, c, 2, 2, 2, (fa_b_layout)7, FA_ERR_INVALID_ARGUMENT, "layout = 7"},
+        {"too many rows", a, b, c, (int64_t)MATRIX_MAX_ROWS + 1, 2, 2, FA_B_ROW_MAJOR,
+         FA_ERR_UNSUPPORTED, "m = "},
+        {"n past int32", a, b, c, 2, (int64_t)INT32_MAX + 1, 2, FA_B_ROW_MAJOR, FA_ERR_UNSUPPORTED,
+         "n = "},
+        {"NULL a", NULL, b, c, 2, 2, 2, FA_B_ROW_MAJOR, FA_ERR_NULL_POINTER, "a = NULL"},
+        {"NULL b", a, NULL, c, 2, 2, 2, FA_B_TRANSPOSED, FA_ERR_NULL_POINTER, "b = NULL"},
+        {"NULL c", a, b, NULL, 2, 2, 2, FA_B_ROW_MAJOR, FA_ERR_NULL_POINTER, "c = NULL"},
+        {"misaligned a", (const char *)a + 1, b, c, 2, 2, 2, FA_B_ROW_MAJOR, FA_ERR_MISALIGNED,
+         "a = "},
+        {"misaligned b", a, (const char *)b + 1, c, 2, 2, 2, FA_B_ROW_MAJOR, FA_ERR_MISALIGNED,
+         "b = "},
+        {"misaligned c", a, b, (float *)((char *)c + 2), 2, 2, 2, FA_B_ROW_MAJOR,
+         FA_ERR_MISALIGNED, "c = "},
+        {"c overlaps a", a, b, (float *)a + 1, 2, 2, 2, FA_B_ROW_MAJOR, FA_ERR_INVALID_ARGUMENT,
+         "overlaps a"},
+        {"c overlaps b", a, b, (float *)b, 2, 2, 2, FA_B_TRANSPOSED, FA_ERR_INVALID_ARGUMENT,
+         "overlaps b"},
+    };
+    char label[128];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        snprintf(label, sizeof label, "%s: %s", who, cases[i].what);
+        fa_clear_error();
+        const fa_status s = call(cases[i].a, cases[i].b, cases[i].c, cases[i].m, cases[i].n,
+                                 cases[i].k, cases[i].layout);
+        if (learner && s == FA_ERR_NOT_IMPLEMENTED)
+            continue;
+        expect_rejected(t, label, s, cases[i].expected, cases[i].needle);
+    }
+    /* m = 0: a (0 x 3) and c (0 x 5) may be NULL; b (3 x 5) still has elements. */
+    const fa_status empty = call(NULL, b, NULL, 0, 5, 3, FA_B_ROW_MAJOR);
+    FA_EXPECT(t, empty == FA_OK || (learner && empty == FA_ERR_NOT_IMPLEMENTED),
+              "%s: m = 0 with NULL a and c: %s", who, fa_status_name(empty));
+}
+
+/** The argument checks of a transpose. */
+typedef fa_status (*transpose_call)(const float *, float *, int64_t, int64_t);
+
+static void transpose_bad_inputs(fa_tests *t, const char *who, transpose_call call, bool learner)
+{
+    const float *in = host_buffer;
+    float *out = host_buffer + 32;
+    const struct {
+        const char *what;
+        const float *in;
+        float *out;
+        int64_t rows, cols;
+        fa_status expected;
+        const char *needle;
+    } cases[] = {
+        {"negative rows", in, out, -1, 4, FA_ERR_INVALID_SIZE, "rows = -1"},
+        {"negative cols", in, out, 4, -2, FA_ERR_INVALID_SIZE, "cols = -2"},
+        {"too many rows", in, out, (int64_t)MATRIX_MAX_ROWS + 1, 1, FA_ERR_UNSUPPORTED, "rows = "},
+        {"cols past int32", in, out, 1, (int64_t)INT32_MAX + 1, FA_ERR_UNSUPPORTED, "cols = "},
+        {"NULL in", NULL, out, 4, 4, FA_ERR_NULL_POINTER, "in = NULL"},
+        {"NULL out", in, NULL, 4, 4, FA_ERR_NULL_POINTER, "out = NULL"},
+        {"misaligned in", (const float *)((const char *)in + 2), out, 2, 2, FA_ERR_MISALIGNED,
+         "in = "},
+        {"misaligned out", in, (float *)((char *)out + 1), 2, 2, FA_ERR_MISALIGNED, "out = "},
+        {"in place", in, (float *)in, 4, 4, FA_ERR_INVALID_ARGUMENT, "in place"},
+        {"overlap", in, (float *)in + 3, 2, 2, FA_ERR_INVALID_ARGUMENT, "overlaps"},
+    };
+    char label[128];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        snprintf(label, sizeof label, "%s: %s", who, cases[i].what);
+        fa_clear_error();
+        const fa_status s = call(cases[i].in, cases[i].out, cases[i].rows, cases[i].cols);
+        if (learner && s == FA_ERR_NOT_IMPLEMENTED)
+            continue;
+        expect_rejected(t, label, s, cases[i].expected, cases[i].needle);
+    }
+    const fa_status empty = call(NULL, NULL, 0, 7);
+    FA_EXPECT(t, empty == FA_OK || (learner && empty == FA_ERR_NOT_IMPLEMENTED),
+              "%s: 0 rows with NULL pointers: %s", who, fa_status_name(empty));
+}
+
+static fa_status validate_dot(const void *x, const void *y, fa_dtype dtype, int64_t n,
+                              float *partials, float *result)
+{
+    return dot_product_validate(x, y, dtype, n, partials, result);
+}
+
+static fa_status validate_matmul_fp32(const void *a, const void *b, float *c, int64_t m,
+                                      int64_t n, int64_t k, fa_b_layout layout)
+{
+    return matmul_validate("matmul", a, b, c, m, n, k, layout, (int)sizeof(float));
+}
+
+static fa_status validate_transpose(const float *in, float *out, int64_t rows, int64_t cols)
+{
+    return transpose_validate("transpose", in, out, rows, cols);
+}
+
+#if FA_HAVE_CUDA
+/* Adapters from the launchers to the call signatures above (stream 0; every call here fails
+ * validation or is empty, so none reaches the GPU). */
+static fa_status ref_dot(const void *x, const void *y, fa_dtype d, int64_t n, float *p, float *r)
+{
+    return ref_dot_product(x, y, d, n, p, r, 0);
+}
+static fa_status learner_dot(const void *x, const void *y, fa_dtype d, int64_t n, float *p, float *r)
+{
+    return learner_dot_product(x, y, d, n, p, r, 0);
+}
+#define MATMUL_ADAPTER(launcher, element)                                                      \
+    static fa_status call_##launcher(const void *a, const void *b, float *c, int64_t m,       \
+                                     int64_t n, int64_t k, fa_b_layout layout)                \
+    {                                                                                         \
+        return launcher((const element *)a, (const element *)b, c, m, n, k, layout, 0);       \
+    }
+MATMUL_ADAPTER(ref_matmul_naive, float)
+MATMUL_ADAPTER(ref_matmul_smem_tiled, float)
+MATMUL_ADAPTER(ref_matmul_register_blocked, float)
+MATMUL_ADAPTER(ref_matmul_mma_bf16, uint16_t)
+MATMUL_ADAPTER(learner_matmul_naive, float)
+MATMUL_ADAPTER(learner_matmul_smem_tiled, float)
+MATMUL_ADAPTER(learner_matmul_register_blocked, float)
+MATMUL_ADAPTER(learner_matmul_mma_bf16, uint16_t)
+#define TRANSPOSE_ADAPTER(launcher)                                                            \
+    static fa_status call_##launcher(const float *in, float *out, int64_t rows, int64_t cols) \
+    {                                                                                         \
+        return launcher(in, out, rows, cols, 0);                                              \
+    }
+TRANSPOSE_ADAPTER(ref_transpose_naive)
+TRANSPOSE_ADAPTER(ref_transpose_smem_tiled)
+TRANSPOSE_ADAPTER(learner_transpose_naive)
+TRANSPOSE_ADAPTER(learner_transpose_smem_tiled)
+#endif
+
+static void test_bad_inputs(fa_tests *t)
+{
+    dot_bad_inputs(t, "dot_product_validate", validate_dot, false);
+    matmul_bad_inputs(t, "matmul_validate", validate_matmul_fp32, false);
+    transpose_bad_inputs(t, "transpose_validate", validate_transpose, false);
+#if FA_HAVE_CUDA
+    dot_bad_inputs(t, "ref_dot_product", ref_dot, false);
+    dot_bad_inputs(t, "learner_dot_product", learner_dot, true);
+    const struct {
+        const char *name;
+        matmul_call call;
+        bool learner;
+    } matmuls[] = {
+        {"ref_matmul_naive", call_ref_matmul_naive, false},
+        {"ref_matmul_smem_tiled", call_ref_matmul_smem_tiled, false},
+        {"ref_matmul_register_blocked", call_ref_matmul_register_blocked, false},
+        {"ref_matmul_mma_bf16", call_ref_matmul_mma_bf16, false},
+        {"learner_matmul_naive", call_learner_matmul_naive, true},
+        {"learner_matmul_smem_tiled", call_learner_matmul_smem_tiled, true},
+        {"learner_matmul_register_blocked", call_learner_matmul_register_blocked, true},
+        {"learner_matmul_mma_bf16", call_learner_matmul_mma_bf16, true},
+    };
+    for (size_t i = 0; i < sizeof matmuls / sizeof matmuls[0]; ++i)
+        matmul_bad_inputs(t, matmuls[i].name, matmuls[i].call, matmuls[i].learner);
+    transpose_bad_inputs(t, "ref_transpose_naive", call_ref_transpose_naive, false);
+    transpose_bad_inputs(t, "ref_transpose_smem_tiled", call_ref_transpose_smem_tiled, false);
+    transpose_bad_inputs(t, "learner_transpose_naive", call_learner_transpose_naive, true);
+    transpose_bad_inputs(t, "learner_transpose_smem_tiled", call_learner_transpose_smem_tiled, true);
+#endif
+}
+
+static int run_cpu(void)
+{
+    fa_tests t = {0};
+    test_dot_fixtures(&t);
+    test_matmul_fixtures(&t);
+    test_transpose_fixtures(&t);
+    test_dot_model_within_bound(&t);
+    test_dot_depth(&t);
+    test_matmul_fp32_model(&t);
+    test_tensor_core_bound(&t);
+    test_matmul_transpose_identity(&t);
+    test_bad_inputs(&t);
+    return fa_tests_finish(&t);
+}
+
+/* ==== gpu ================================================================================== */
+
+#if FA_HAVE_CUDA
+/** Extra poisoned floats after every output of the GPU tests. */
+enum { CANARY_FLOATS = 64 };
+
+/** Device copy of @p count floats (or of @p count bf16 when @p bf16), padded with poison. */
+static void *upload(fa_tests *t, const float *host, int64_t count, bool bf16)
+{
+    const size_t element = bf16 ? sizeof(uint16_t) : sizeof(float);
+    const size_t bytes = (size_t)count * element + CANARY_FLOATS * sizeof(float);
+    void *device = NULL;
+    void *staged = bf16 ? as_dtype(host, count, FA_BF16) : NULL;
+    fa_status s = fa_device_alloc(&device, bytes);
+    if (s == FA_OK)
+        s = fa_device_poison(device, bytes);
+    if (s == FA_OK && count > 0)
+        s = fa_upload(device, bf16 ? staged : (const void *)host, (size_t)count * element);
+    FA_EXPECT(t, s == FA_OK, "upload of %lld elements: %s", (long long)count, fa_last_error());
+    free(staged);
+    return device;
+}
+
+/** A poisoned device output of @p count floats followed by CANARY_FLOATS poisoned floats. */
+static float *poisoned_output(fa_tests *t, int64_t count)
+{
+    void *device = NULL;
+    const size_t bytes = (size_t)(count + CANARY_FLOATS) * sizeof(float);
+    fa_status s = fa_device_alloc(&device, bytes);
+    if (s == FA_OK)
+        s = fa_device_poison(device, bytes);
+    FA_EXPECT(t, s == FA_OK, "output of %lld floats: %s", (long long)count, fa_last_error());
+    return device;
+}
+
+/** Downloads @p count floats plus the canaries; expects the canaries intact. Caller frees. */
+static float *download_checked(fa_tests *t, const char *label, const float *device, int64_t count)
+{
+    float *host = must_alloc((size_t)(count + CANARY_FLOATS) * sizeof *host);
+    const fa_status s = fa_download(host, device, (size_t)(count + CANARY_FLOATS) * sizeof *host);
+    FA_EXPECT(t, s == FA_OK, "%s: download: %s", label, fa_last_error());
+    bool intact = true;
+    for (int i = 0; i < CANARY_FLOATS; ++i)
+        intact = intact && fa_is_poison(host[count + i]);
+    FA_EXPECT(t, intact, "%s: the canary after the output was overwritten", label);
+    return host;
+}
+
+static void gpu_milestone_checks(fa_tests *t)
+{
+    const fa_run_options options = {TEST_SEED, false};
+    for (int i = 0; i < stage02_check_count; ++i) {
+        fa_result result = {FA_OUTCOME_ERROR, ""};
+        stage02_checks[i].check(FA_IMPL_REFERENCE, &options, &result);
+        FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED, "reference M%d: %s",
+                  stage02_checks[i].number, result.detail);
+    }
+}
+
+typedef fa_status (*matmul_fp32_launch)(const float *, const float *, float *, int64_t, int64_t,
+                                        int64_t, fa_b_layout, cudaStream_t);
+
+/** Versions 1-3 give exactly the bits of the CPU model (same FMA chain), NN and NT. */
+static void gpu_matmul_equals_model(fa_tests *t)
+{
+    static const struct {
+        const char *name;
+        matmul_fp32_launch launch;
+    } versions[] = {{"matmul_naive", ref_matmul_naive},
+                    {"matmul_smem_tiled", ref_matmul_smem_tiled},
+                    {"matmul_register_blocked", ref_matmul_register_blocked}};
+    const int64_t m = 70, n = 90, k = 110;
+    fa_rng rng;
+    fa_rng_seed(&rng, TEST_SEED, 10);
+    float *a = must_alloc((size_t)(m * k) * sizeof *a), *b = must_alloc((size_t)(k * n) * sizeof *b);
+    fa_fill(a, m * k, FA_FILL_GAUSSIAN, 1.0, &rng);
+    fa_fill(b, k * n, FA_FILL_GAUSSIAN, 1.0, &rng);
+    float *model = must_alloc((size_t)(m * n) * sizeof *model);
+    void *a_dev = upload(t, a, m * k, false), *b_dev = upload(t, b, k * n, false);
+    for (int l = 0; l < 2; ++l) {
+        const fa_b_layout layout = l == 0 ? FA_B_ROW_MAJOR : FA_B_TRANSPOSED;
+        model_matmul_fp32(a, b, layout, m, n, k, model);
+        for (size_t v = 0; v < sizeof versions / sizeof versions[0]; ++v) {
+            float *c = poisoned_output(t, m * n);
+            const fa_status s = versions[v].launch(a_dev, b_dev, c, m, n, k, layout, 0);
+            FA_EXPECT(t, s == FA_OK, "%s: %s", versions[v].name, fa_last_error());
+            float *got = download_checked(t, versions[v].name, c, m * n);
+            FA_EXPECT(t, memcmp(got, model, (size_t)(m * n) * sizeof *got) == 0,
+                      "%s %s: the GPU differs from the model's FMA chain", versions[v].name,
+                      l == 0 ? "NN" : "NT");
+            free(got);
+            fa_device_free(c);
+        }
+    }
+    fa_device_free(a_dev);
+    fa_device_free(b_dev);
+    free(a);
+    free(b);
+    free(model);
+}
+
+/** The dot product gives the model's bits (same partition, same trees). */
+static void gpu_dot_equals_model(fa_tests *t)
+{
+    static const int64_t lengths[] = {1, 1000, 262147, 3000017};
+    fa_rng rng;
+    fa_rng_seed(&rng, TEST_SEED, 11);
+    void *partials = poisoned_output(t, DOT_PRODUCT_MAX_PARTIALS);
+    for (int d = 0; d < 3; ++d)
+        for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; ++i) {
+            const int64_t n = lengths[i];
+            const fa_dtype dtype = all_dtypes[d];
+            float *xf = must_alloc((size_t)n * sizeof *xf), *yf = must_alloc((size_t)n * sizeof *yf);
+            fa_fill(xf, n, FA_FILL_GAUSSIAN, 1.0, &rng);
+            fa_fill(yf, n, FA_FILL_GAUSSIAN, 1.0, &rng);
+            void *x = as_dtype(xf, n, dtype), *y = as_dtype(yf, n, dtype);
+            void *x_dev = NULL, *y_dev = NULL;
+            const size_t bytes = (size_t)n * (size_t)fa_dtype_size(dtype);
+            FA_EXPECT(t, fa_device_copy_of(&x_dev, x, bytes) == FA_OK &&
+                             fa_device_copy_of(&y_dev, y, bytes) == FA_OK,
+                      "upload: %s", fa_last_error());
+            float *result = poisoned_output(t, 1);
+            FA_EXPECT(t, ref_dot_product(x_dev, y_dev, dtype, n, partials, result, 0) == FA_OK,
+                      "dot: %s", fa_last_error());
+            float *got = download_checked(t, "dot_product", result, 1);
+            const float want = model_dot_product(x, y, dtype, n);
+            FA_EXPECT(t, same_bits(got[0], want), "dot %s n = %lld: GPU %.9g, model %.9g",
+                      fa_dtype_name(dtype), (long long)n, got[0], want);
+            free(got);
+            fa_device_free(result);
+            fa_device_free(x_dev);
+            fa_device_free(y_dev);
+            free(xf);
+            free(yf);
+            free(x);
+            free(y);
+        }
+    float *tail = download_checked(t, "dot_product partials", partials, DOT_PRODUCT_MAX_PARTIALS);
+    free(tail);
+    fa_device_free(partials);
+}
+
+/** A NaN in A[i][*] makes row i of C NaN and nothing else; a NaN in x makes the dot NaN. */
+static void gpu_nan_propagation(fa_tests *t)
+{
+    const int64_t m = 37, n = 29, k = 45, nan_row = 17, nan_k = 30;
+    fa_rng rng;
+    fa_rng_seed(&rng, TEST_SEED, 12);
+    float *a = must_alloc((size_t)(m * k) * sizeof *a), *b = must_alloc((size_t)(k * n) * sizeof *b);
+    fa_fill(a, m * k, FA_FILL_GAUSSIAN, 1.0, &rng);
+    fa_fill(b, k * n, FA_FILL_GAUSSIAN, 1.0, &rng);
+    a[nan_row * k + nan_k] = NAN;
+    static const struct {
+        const char *name;
+        matmul_fp32_launch launch;
+    } fp32[] = {{"matmul_naive", ref_matmul_naive},
+                {"matmul_smem_tiled", ref_matmul_smem_tiled},
+                {"matmul_register_blocked", ref_matmul_register_blocked}};
+    for (int v = 0; v < 4; ++v) {
+        const bool tensor_core = v == 3;
+        const char *name = tensor_core ? "matmul_mma_bf16" : fp32[v].name;
+        void *a_dev = upload(t, a, m * k, tensor_core), *b_dev = upload(t, b, k * n, tensor_core);
+        float *c = poisoned_output(t, m * n);
+        const fa_status s = tensor_core
+                                ? ref_matmul_mma_bf16(a_dev, b_dev, c, m, n, k, FA_B_ROW_MAJOR, 0)
+                                : fp32[v].launch(a_dev, b_dev, c, m, n, k, FA_B_ROW_MAJOR, 0);
+        FA_EXPECT(t, s == FA_OK, "%s: %s", name, fa_last_error());
+        float *got = download_checked(t, name, c, m * n);
+        bool right = true;
+        for (int64_t i = 0; i < m * n; ++i)
+            right = right && (isnan(got[i]) == (i / n == nan_row)) && !fa_is_poison(got[i]);
+        FA_EXPECT(t, right, "%s: a NaN in row %lld of A must make exactly that row of C NaN", name,
+                  (long long)nan_row);
+        free(got);
+        fa_device_free(a_dev);
+        fa_device_free(b_dev);
+        fa_device_free(c);
+    }
+
+    float x[5] = {1, 2, NAN, 4, 5}, y[5] = {1, 1, 1, 1, 1};
+    void *x_dev = upload(t, x, 5, false), *y_dev = upload(t, y, 5, false);
+    float *partials = poisoned_output(t, DOT_PRODUCT_MAX_PARTIALS), *result = poisoned_output(t, 1);
+    FA_EXPECT(t, ref_dot_product(x_dev, y_dev, FA_F32, 5, partials, result, 0) == FA_OK, "dot: %s",
+              fa_last_error());
+    float *got = download_checked(t, "dot_product", result, 1);
+    FA_EXPECT(t, isnan(got[0]) && !fa_is_poison(got[0]), "a NaN in x makes the dot product NaN");
+    free(got);
+    fa_device_free(x_dev);
+    fa_device_free(y_dev);
+    fa_device_free(partials);
+    fa_device_free(result);
+    free(a);
+    free(b);
+}
+
+/**
+ * Transposes move every element exactly once, NaN included: a NaN at (r, c)
+ * lands at (c, r), every other element is finite and written, the canary holds.
+ */
+static void gpu_transpose_moves_nan(fa_tests *t)
+{
+    const int64_t rows = 33, cols = 65, nan_r = 32, nan_c = 64;
+    float *in = must_alloc((size_t)(rows * cols) * sizeof *in);
+    for (int64_t i = 0; i < rows * cols; ++i)
+        in[i] = (float)i;
+    in[nan_r * cols + nan_c] = NAN;
+    void *in_dev = upload(t, in, rows * cols, false);
+    for (int v = 0; v < 2; ++v) {
+        float *out = poisoned_output(t, rows * cols);
+        const fa_status s = v == 0 ? ref_transpose_naive(in_dev, out, rows, cols, 0)
+                                   : ref_transpose_smem_tiled(in_dev, out, rows, cols, 0);
+        FA_EXPECT(t, s == FA_OK, "transpose: %s", fa_last_error());
+        float *got = download_checked(t, v == 0 ? "transpose_naive" : "transpose_smem_tiled", out,
+                                      rows * cols);
+        bool right = true;
+        for (int64_t c = 0; c < cols; ++c)
+            for (int64_t r = 0; r < rows; ++r) {
+                const float g = got[c * rows + r];
+                right = right && (r == nan_r && c == nan_c ? isnan(g) && !fa_is_poison(g)
+                                                           : g == in[r * cols + c]);
+            }
+        FA_EXPECT(t, right, "transpose version %d moves every element, NaN to (%lld, %lld)", v + 1,
+                  (long long)nan_c, (long long)nan_r);
+        free(got);
+        fa_device_free(out);
+    }
+    fa_device_free(in_dev);
+    free(in);
+}
+
+/** The checker sees an element a kernel forgot: poison one element of a correct output. */
+static void gpu_unwritten_detected(fa_tests *t)
+{
+    const int64_t m = 5, n = 7, k = 3;
+    float a[15], b[21];
+    for (int i = 0; i < 15; ++i)
+        a[i] = (float)(i % 5 - 2);
+    for (int i = 0; i < 21; ++i)
+        b[i] = (float)(i % 3 - 1);
+    void *a_dev = upload(t, a, m * k, false), *b_dev = upload(t, b, k * n, false);
+    float *c = poisoned_output(t, m * n);
+    FA_EXPECT(t, ref_matmul_register_blocked(a_dev, b_dev, c, m, n, k, FA_B_ROW_MAJOR, 0) == FA_OK,
+              "matmul: %s", fa_last_error());
+    float *got = download_checked(t, "matmul_register_blocked", c, m * n);
+    double want[35];
+    fa_ref_matmul(a, b, FA_F32, FA_B_ROW_MAJOR, m, n, k, want, NULL);
+    fa_check_report report;
+    FA_EXPECT(t, fa_check_covers(got, want, NULL, m * n, &report) && report.unwritten == 0,
+              "every element written and exact");
+    fa_poison_host(&got[12], sizeof got[12]);
+    FA_EXPECT(t, !fa_check_covers(got, want, NULL, m * n, &report) && report.unwritten == 1 &&
+                     report.first[0].index == 12,
+              "one unwritten element is caught and located (unwritten %lld)",
+              (long long)report.unwritten);
+    free(got);
+    fa_device_free(a_dev);
+    fa_device_free(b_dev);
+    fa_device_free(c);
+}
+
+static int run_gpu(void)
+{
+    char why[256] = "";
+    if (!fa_gpu_usable(why, sizeof why)) {
+        printf("test_stage02 gpu: skipped: %s\n", why);
+        return FA_EXIT_SKIP;
+    }
+    fa_tests t = {0};
+    gpu_milestone_checks(&t);
+    gpu_matmul_equals_model(&t);
+    gpu_dot_equals_model(&t);
+    gpu_nan_propagation(&t);
+    gpu_transpose_moves_nan(&t);
+    gpu_unwritten_detected(&t);
+    return fa_tests_finish(&t);
+}
+#else
+static int run_gpu(void)
+{
+    printf("test_stage02 gpu: skipped: built without CUDA\n");
+    return FA_EXIT_SKIP;
+}
+#endif
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "cpu") == 0)
+        return run_cpu();
+    if (argc == 2 && strcmp(argv[1], "gpu") == 0)
+        return run_gpu();
+    fprintf(stderr, "usage: %s cpu|gpu\n", argv[0]);
+    return FA_EXIT_USAGE;
+}
