@@ -1,0 +1,257 @@
+/**
+ * @file attention.h
+ * @brief Stage 03 API: M9 QK^T scores, M10 row softmax, M11 PV matmul and
+ *        M12 naive attention (the lesson is \ref stage03).
+ *
+ * Every kernel has two launchers with one signature: `ref_<op>` (the
+ * solution, attention.cu) and `learner_<op>` (the exercise,
+ * learner/attention.cu). Both call `<op>_validate()` before touching the GPU,
+ * return FA_OK at once for zero-size work, and enqueue their work on the
+ * given stream without waiting for it (a fault inside a kernel surfaces at the
+ * next synchronising call). The validation functions are plain C, so bad input
+ * is tested on machines without a GPU.
+ *
+ * Layouts (all dense, row-major, element offsets computed in 64 bits):
+ * - q: [batch][heads][nq][head_dim], k and v: [batch][heads][nk][head_dim],
+ *   of one ::fa_dtype: fp32, or bf16 / fp16 carried as uint16_t bit patterns;
+ * - scores s and probabilities p: [batch][heads][nq][nk] fp32;
+ * - o: [batch][heads][nq][head_dim] fp32; lse: [batch][heads][nq] fp32.
+ * Query head h reads key/value head h: grouped-query attention (fewer kv
+ * heads) is left to the fused kernels of later stages.
+ *
+ * Masks (::fa_mask, as in fa_attention_ref.h): none; causal top-left (key
+ * j <= row i, PyTorch's is_causal); causal bottom-right (j <= i + nk - nq,
+ * FlashAttention's causal). Independently, an optional device array
+ * key_length[batch] marks keys j >= key_length[b] of batch b as padding;
+ * values outside [0, nk] act as if clamped to it. Every one of these masks
+ * allows a prefix of the keys of a row, which the kernels exploit: a row
+ * reads exactly its allowed keys and nothing else.
+ *
+ * Rules shared by every launcher:
+ * - pointers are device pointers; NULL is accepted only where the array is
+ *   empty; each needs the alignment of its element (4 bytes for fp32, 2 for
+ *   bf16/fp16, 8 for key_length), since the kernels load scalars;
+ * - outputs must not overlap inputs (::FA_ERR_INVALID_ARGUMENT), except that
+ *   the softmax may run in place (p == s exactly);
+ * - head_dim is 1 .. ::NAIVE_ATTN_MAX_HEAD_DIM (::FA_ERR_UNSUPPORTED
+ *   otherwise), every other size any value >= 0;
+ * - scale = 0 selects the default 1/sqrt(head_dim) (see naive_attn_scale()).
+ * A failing call returns a status and records a message that names the
+ * argument, its value and what was expected (see fa_last_error()).
+ */
+#ifndef NAIVE_ATTENTION_H
+#define NAIVE_ATTENTION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fa_attention_ref.h"
+#include "fa_half.h"
+#include "fa_status.h"
+
+#if defined(FA_HAVE_CUDA) || defined(__CUDACC__)
+#include <cuda_runtime_api.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Launch shapes and limits of the stage, shared by the kernels and the CPU model. */
+enum {
+    /** Scores and PV: a block computes a 32 x 32 output tile, one thread per element. */
+    NAIVE_ATTN_TILE = 32,
+    /** Softmax: threads per block, one block per row. */
+    SOFTMAX_ROWS_THREADS = 256,
+    /** Lanes of a warp on every NVIDIA GPU. */
+    NAIVE_ATTN_WARP_THREADS = 32,
+    /** The largest head dimension the stage accepts (the course's API limit). */
+    NAIVE_ATTN_MAX_HEAD_DIM = 256
+};
+
+/** Sizes of one attention problem (the layouts are in the file comment). */
+typedef struct naive_attn_dims {
+    int64_t batch;    /**< B */
+    int64_t heads;    /**< H: query heads, and key/value heads alike */
+    int64_t nq;       /**< query rows per head */
+    int64_t nk;       /**< key (and value) rows per head */
+    int64_t head_dim; /**< D, 1 .. ::NAIVE_ATTN_MAX_HEAD_DIM; the softmax does not read it */
+} naive_attn_dims;
+
+/**
+ * The scale the kernels multiply q.k by: @p scale itself, or
+ * 1/sqrt(head_dim) rounded to the nearest float when @p scale is 0. The
+ * double reference uses this same float, so that the rounding of the default
+ * scale is part of the problem and not an error of the kernel.
+ */
+float naive_attn_scale(float scale, int64_t head_dim);
+
+/* ---- validation (plain C, no CUDA: tested on the CPU) ------------------------------------ */
+
+/**
+ * Checks the arguments of ref_attn_scores() / learner_attn_scores().
+ * @return FA_OK; FA_ERR_INVALID_SIZE for a negative size; FA_ERR_UNSUPPORTED
+ *         for head_dim outside 1 .. ::NAIVE_ATTN_MAX_HEAD_DIM; FA_ERR_OVERFLOW
+ *         when an element count overflows int64; FA_ERR_INVALID_ARGUMENT for
+ *         a dtype outside ::fa_dtype, a scale that is not finite, or s
+ *         overlapping q or k; FA_ERR_NULL_POINTER for a NULL array that has
+ *         elements; FA_ERR_MISALIGNED for a pointer not aligned to its element.
+ */
+fa_status attn_scores_validate(const void *q, const void *k, const float *s, fa_dtype dtype,
+                               naive_attn_dims dims, float scale);
+
+/**
+ * Checks the arguments of ref_softmax_rows() / learner_softmax_rows()
+ * (head_dim is not read). @p lse and @p key_length may be NULL.
+ * @return FA_OK; FA_ERR_INVALID_SIZE for a negative size; FA_ERR_OVERFLOW
+ *         when an element count overflows int64; FA_ERR_INVALID_ARGUMENT for a
+ *         mask outside ::fa_mask, p overlapping s other than p == s, or lse
+ *         overlapping s or p; FA_ERR_NULL_POINTER for a NULL s or p that has
+ *         elements; FA_ERR_MISALIGNED for a pointer not aligned to its element.
+ */
+fa_status softmax_rows_validate(const float *s, const float *p, const float *lse,
+                                naive_attn_dims dims, fa_mask mask, const int64_t *key_length);
+
+/**
+ * Checks the arguments of ref_attn_pv() / learner_attn_pv().
+ * @return as attn_scores_validate(), for p, v (inputs) and o (output).
+ */
+fa_status attn_pv_validate(const float *p, const void *v, const float *o, fa_dtype dtype,
+                           naive_attn_dims dims);
+
+/**
+ * Checks the arguments of ref_attn_naive() / learner_attn_naive(): those of
+ * the three steps, with o and lse checked against q, k and v.
+ */
+fa_status attn_naive_validate(const void *q, const void *k, const void *v, const float *o,
+                              const float *lse, fa_dtype dtype, naive_attn_dims dims,
+                              float scale, fa_mask mask, const int64_t *key_length);
+
+/**
+ * Device memory the naive attention needs besides its inputs and outputs:
+ * one fp32 score matrix per head, batch * heads * nq * nk * 4 bytes (the
+ * softmax overwrites the scores with the probabilities in place). For B = 1,
+ * H = 16 and nq = nk = 4096 that is exactly 1 GiB; it grows as N^2.
+ * @param dims   the problem (head_dim is not read).
+ * @param bytes  receives the byte count.
+ * @return FA_OK; FA_ERR_NULL_POINTER for a NULL @p bytes; FA_ERR_INVALID_SIZE
+ *         for a negative size; FA_ERR_OVERFLOW when the count overflows.
+ */
+fa_status attn_naive_workspace_bytes(naive_attn_dims dims, size_t *bytes);
+
+/* ---- launchers (need the CUDA runtime) ---------------------------------------------------- */
+
+#if defined(FA_HAVE_CUDA) || defined(__CUDACC__)
+
+/**
+ * M9 scores: s[b][h][i][j] = scale * sum_d q[b][h][i][d] * k[b][h][j][d].
+ *
+ * @param q       device [batch][heads][nq][head_dim] of @p dtype.
+ * @param k       device [batch][heads][nk][head_dim] of @p dtype.
+ * @param s       device [batch][heads][nq][nk] fp32; every element is written,
+ *                masked or not (masking is the softmax's job).
+ * @param dtype   element type of q and k; bf16 and fp16 are widened to fp32,
+ *                so their products are exact and only the sums round.
+ * @param dims    sizes; nq != nk is fine; nq = 0 or nk = 0 is an empty problem.
+ * @param scale   multiplies each dot product; 0 selects 1/sqrt(head_dim).
+ * @param stream  stream the kernel is enqueued on.
+ *
+ * Each score is one fp32 fused multiply-add chain over d = 0 .. head_dim-1 in
+ * order, then one multiplication by the scale, so its error is at most
+ * scale gamma_D sum_d |q_d k_d| (1 + u) + u |s| and it equals the CPU model
+ * attn_model_scores() bit for bit. NaN or Inf in q or k propagate to the
+ * scores of their row or column.
+ */
+fa_status ref_attn_scores(const void *q, const void *k, float *s, fa_dtype dtype,
+                          naive_attn_dims dims, float scale, cudaStream_t stream);
+/** @copydoc ref_attn_scores */
+fa_status learner_attn_scores(const void *q, const void *k, float *s, fa_dtype dtype,
+                              naive_attn_dims dims, float scale, cudaStream_t stream);
+
+/**
+ * M10 row softmax in three passes over the allowed keys of each row:
+ * m = max_j s_j, l = sum_j exp(s_j - m), p_j = exp(s_j - m) / l, and
+ * lse = m + ln l (natural log).
+ *
+ * @param s           device [batch][heads][nq][nk] fp32 scores.
+ * @param p           device [batch][heads][nq][nk] fp32; every element is
+ *                    written, masked keys with 0. May be @p s itself (in place).
+ * @param lse         device [batch][heads][nq] fp32, or NULL when not wanted.
+ * @param dims        sizes (head_dim is not read); nk = 0 gives lse = -inf.
+ * @param mask        which keys a row may see (none or one causal alignment).
+ * @param key_length  NULL, or device int64 [batch]: keys j >= key_length[b]
+ *                    are masked too. Masked scores are never read, so they
+ *                    may hold anything.
+ * @param stream      stream the kernel is enqueued on.
+ *
+ * A row with no allowed key, or whose allowed scores are all -inf, gets
+ * p = 0 and lse = -inf, never NaN. A NaN among the allowed scores makes the
+ * row's p and lse NaN; so does +inf (exp(inf - inf) is NaN).
+ */
+fa_status ref_softmax_rows(const float *s, float *p, float *lse, naive_attn_dims dims,
+                           fa_mask mask, const int64_t *key_length, cudaStream_t stream);
+/** @copydoc ref_softmax_rows */
+fa_status learner_softmax_rows(const float *s, float *p, float *lse, naive_attn_dims dims,
+                               fa_mask mask, const int64_t *key_length, cudaStream_t stream);
+
+/**
+ * M11 PV matmul: o[b][h][i][c] = sum_j p[b][h][i][j] * v[b][h][j][c].
+ *
+ * @param p       device [batch][heads][nq][nk] fp32 weights.
+ * @param v       device [batch][heads][nk][head_dim] of @p dtype.
+ * @param o       device [batch][heads][nq][head_dim] fp32; every element is
+ *                written (nk = 0 writes zeros).
+ * @param dtype   element type of v.
+ * @param dims    sizes; nq = 0 is an empty problem.
+ * @param stream  stream the kernel is enqueued on.
+ *
+ * Each output is one fp32 FMA chain over j = 0 .. nk-1 in order (error at
+ * most gamma_nk sum_j |p_j v_jc|; equal to attn_model_pv() bit for bit).
+ * Terms whose weight is exactly 0 are skipped: a masked key has p = 0, and
+ * skipping it means a value row of padding is never used, so NaN or Inf
+ * there cannot leak into o as 0 * NaN = NaN.
+ */
+fa_status ref_attn_pv(const float *p, const void *v, float *o, fa_dtype dtype,
+                      naive_attn_dims dims, cudaStream_t stream);
+/** @copydoc ref_attn_pv */
+fa_status learner_attn_pv(const float *p, const void *v, float *o, fa_dtype dtype,
+                          naive_attn_dims dims, cudaStream_t stream);
+
+/**
+ * M12 naive attention: o = softmax(scale q k^T, masked) v and lse, composed
+ * of M9, M10 (in place) and M11 through a score matrix in device memory.
+ *
+ * @param q, k, v     device inputs as for ref_attn_scores() and ref_attn_pv().
+ * @param o           device [batch][heads][nq][head_dim] fp32.
+ * @param lse         device [batch][heads][nq] fp32 natural-log
+ *                    log-sum-exp, or NULL when not wanted.
+ * @param dtype       element type of q, k and v.
+ * @param dims        sizes, any values (head_dim 1 .. ::NAIVE_ATTN_MAX_HEAD_DIM).
+ * @param scale       0 selects 1/sqrt(head_dim).
+ * @param mask        as for ref_softmax_rows().
+ * @param key_length  as for ref_softmax_rows().
+ * @param stream      stream everything is enqueued on.
+ *
+ * The launcher allocates its workspace itself, attn_naive_workspace_bytes()
+ * of it, with cudaMallocAsync on @p stream, and frees it with cudaFreeAsync
+ * after the last kernel, so the call stays asynchronous and back-to-back
+ * calls reuse the pool's memory. When the allocation cannot be satisfied it
+ * returns ::FA_ERR_OUT_OF_MEMORY, with the bytes needed and the bytes free
+ * (cudaMemGetInfo) in the message, before any kernel runs: o and lse are
+ * left untouched. A row with no allowed key gets o = 0 and lse = -inf.
+ */
+fa_status ref_attn_naive(const void *q, const void *k, const void *v, float *o, float *lse,
+                         fa_dtype dtype, naive_attn_dims dims, float scale, fa_mask mask,
+                         const int64_t *key_length, cudaStream_t stream);
+/** @copydoc ref_attn_naive */
+fa_status learner_attn_naive(const void *q, const void *k, const void *v, float *o, float *lse,
+                             fa_dtype dtype, naive_attn_dims dims, float scale, fa_mask mask,
+                             const int64_t *key_length, cudaStream_t stream);
+
+#endif /* FA_HAVE_CUDA || __CUDACC__ */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NAIVE_ATTENTION_H */

@@ -1,0 +1,188 @@
+/**
+ * @file references.c
+ * @brief Double references and per-element bounds of M9, M10 and M11, and the
+ *        problem description M12 is judged with (see references.h).
+ */
+#include "references.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "fa_reference.h"
+
+/** Unit roundoff of fp32. */
+#define FP32_U 0x1p-24
+/** expf: 2 ulp from the exact value plus the half ulp of a correct rounding, one ulp <= 2u. */
+#define EXPF_BUDGET (5 * FP32_U)
+/** logf: 1 ulp plus half an ulp, relative to |ln l|. */
+#define LOGF_BUDGET (3 * FP32_U)
+/**
+ * Below the smallest normal fp32 number relative bounds do not hold (results
+ * are subnormal, or flushed to zero): each rounding may then be off by this much.
+ */
+#define SUBNORMAL_FLOOR 0x1p-126
+
+void attn_scores_reference(const void *q, const void *k, fa_dtype dtype, naive_attn_dims dims,
+                           float scale, double *s, double *bound)
+{
+    const int64_t heads = dims.batch * dims.heads, nq = dims.nq, nk = dims.nk;
+    const int64_t dim = dims.head_dim, size = fa_dtype_size(dtype);
+    const double c = naive_attn_scale(scale, dim);
+    for (int64_t head = 0; head < heads; ++head)
+        fa_ref_matmul((const char *)q + head * nq * dim * size,
+                      (const char *)k + head * nk * dim * size, dtype, FA_B_TRANSPOSED, nq, nk,
+                      dim, s + head * nq * nk, bound + head * nq * nk);
+    /* fa_ref_matmul left sum_d |q_d k_d| in bound: turn it into the bound of
+     * the FMA chain (gamma_D), scaled by c, plus the rounding of the product by c. */
+    const double gamma = fa_gamma((double)dim, FP32_U);
+    for (int64_t e = 0; e < heads * nq * nk; ++e) {
+        s[e] *= c;
+        bound[e] = c * gamma * bound[e] * (1 + FP32_U) + FP32_U * fabs(s[e]) +
+                   (double)(dim + 1) * SUBNORMAL_FLOOR;
+    }
+}
+
+/** The keys a row may see, written independently of the kernels' prefix count. */
+typedef struct row_keys {
+    fa_mask mask;
+    int64_t i, nq, nk;
+    int64_t length; /**< key_length[b], or nk without padding */
+} row_keys;
+
+static bool row_allows(const row_keys *row, int64_t j)
+{
+    return fa_mask_allows(row->mask, row->i, j, row->nq, row->nk) && j < row->length;
+}
+
+/** Softmax of one row @p x; see softmax_rows_reference(). */
+static void softmax_row_reference(const float *x, const row_keys *row, double *p,
+                                  double *p_bound, double *lse, double *lse_bound)
+{
+    const int64_t nk = row->nk;
+    int64_t count = 0;
+    bool poisoned = false; /* a NaN or +inf among the allowed scores */
+    double m = -INFINITY;
+    for (int64_t j = 0; j < nk; ++j) {
+        p[j] = 0;
+        p_bound[j] = 0;
+        if (!row_allows(row, j))
+            continue;
+        ++count;
+        if (isnan(x[j]) || x[j] == INFINITY)
+            poisoned = true;
+        else if (x[j] > m)
+            m = x[j];
+    }
+    *lse_bound = 0;
+    if (poisoned) {
+        for (int64_t j = 0; j < nk; ++j)
+            if (row_allows(row, j))
+                p[j] = NAN;
+        *lse = NAN;
+        return;
+    }
+    if (count == 0 || m == -INFINITY) {
+        *lse = -INFINITY; /* no key to attend to: p = 0, lse = -inf, exactly */
+        return;
+    }
+
+    fa_ksum l = {0, 0};
+    for (int64_t j = 0; j < nk; ++j)
+        if (row_allows(row, j))
+            fa_ksum_add(&l, exp((double)x[j] - m));
+    const double sum = fa_ksum_value(&l);
+
+    /* eta_j: relative error of the kernel's exp(s_j - m), from the fp32
+     * subtraction (u |s_j - m|) and expf. A -inf score has weight exactly 0. */
+    double weighted_eta = 0, max_eta = 0;
+    for (int64_t j = 0; j < nk; ++j) {
+        if (!row_allows(row, j) || x[j] == -INFINITY)
+            continue;
+        p[j] = exp((double)x[j] - m) / sum;
+        const double eta = FP32_U * fabs((double)x[j] - m) + EXPF_BUDGET;
+        weighted_eta += p[j] * eta;
+        max_eta = fmax(max_eta, eta);
+    }
+    /* lambda: relative error of l, the weighted exp errors plus the fp32 sum. */
+    const double lambda = weighted_eta + fa_gamma((double)count, FP32_U);
+    const double budget = max_eta + lambda + FP32_U;
+    for (int64_t j = 0; j < nk; ++j) {
+        if (!row_allows(row, j))
+            continue;
+        const double eta = x[j] == -INFINITY ? 0 : FP32_U * fabs((double)x[j] - m) + EXPF_BUDGET;
+        p_bound[j] = p[j] * (eta + lambda + FP32_U) * (1 + 2 * budget) + SUBNORMAL_FLOOR;
+    }
+    *lse = m + log(sum);
+    *lse_bound = (lambda + LOGF_BUDGET * fabs(log(sum)) + FP32_U * fabs(*lse)) *
+                 (1 + 2 * (lambda + LOGF_BUDGET));
+}
+
+void softmax_rows_reference(const float *s, naive_attn_dims dims, fa_mask mask,
+                            const int64_t *key_length, double *p, double *p_bound, double *lse,
+                            double *lse_bound)
+{
+    const int64_t nq = dims.nq, nk = dims.nk;
+    const int64_t rows = dims.batch * dims.heads * nq;
+    for (int64_t r = 0; r < rows; ++r) {
+        const int64_t b = r / (dims.heads * nq);
+        const row_keys row = {mask, r % nq, nq, nk, key_length != NULL ? key_length[b] : nk};
+        softmax_row_reference(s + r * nk, &row, p + r * nk, p_bound + r * nk, lse + r,
+                              lse_bound + r);
+    }
+}
+
+fa_status attn_pv_reference(const float *p, const void *v, fa_dtype dtype, naive_attn_dims dims,
+                            double *o, double *bound)
+{
+    const int64_t heads = dims.batch * dims.heads, nq = dims.nq, nk = dims.nk;
+    const int64_t dim = dims.head_dim;
+    if (nk == 0) {
+        for (int64_t e = 0; e < heads * nq * dim; ++e)
+            o[e] = bound[e] = 0; /* an empty sum: the kernel must write exact zeros */
+        return FA_OK;
+    }
+    /* fa_ref_matmul takes one dtype for both operands: widen v (exactly) to fp32. */
+    const int64_t v_count = heads * nk * dim;
+    float *v32 = malloc((size_t)(v_count > 0 ? v_count : 1) * sizeof(float));
+    if (v32 == NULL)
+        return fa_fail(FA_ERR_OUT_OF_MEMORY, "attn_pv_reference: no host memory for %lld floats",
+                       (long long)v_count);
+    for (int64_t e = 0; e < v_count; ++e)
+        v32[e] = fa_load(v, dtype, e);
+    for (int64_t head = 0; head < heads; ++head)
+        fa_ref_matmul(p + head * nq * nk, v32 + head * nk * dim, FA_F32, FA_B_ROW_MAJOR, nq, dim,
+                      nk, o + head * nq * dim, bound + head * nq * dim);
+    free(v32);
+    const double gamma = fa_gamma((double)nk, FP32_U);
+    for (int64_t e = 0; e < heads * nq * dim; ++e)
+        bound[e] = gamma * bound[e] + (double)nk * SUBNORMAL_FLOOR;
+    return FA_OK;
+}
+
+fa_attn_problem naive_attn_problem(const void *q, const void *k, const void *v, fa_dtype dtype,
+                                   naive_attn_dims dims, float scale, fa_mask mask,
+                                   const int64_t *key_length)
+{
+    fa_attn_problem problem = {0};
+    problem.batch = dims.batch;
+    problem.heads_q = dims.heads;
+    problem.heads_kv = dims.heads;
+    problem.nq = dims.nq;
+    problem.nk = dims.nk;
+    problem.head_dim = dims.head_dim;
+    problem.scale = naive_attn_scale(scale, dims.head_dim);
+    problem.mask = mask;
+    problem.key_length = key_length;
+    problem.q = fa_view_bhnd(q, dtype, dims.heads, dims.nq, dims.head_dim);
+    problem.k = fa_view_bhnd(k, dtype, dims.heads, dims.nk, dims.head_dim);
+    problem.v = fa_view_bhnd(v, dtype, dims.heads, dims.nk, dims.head_dim);
+    return problem;
+}
+
+fa_attn_method naive_attn_method(fa_dtype dtype)
+{
+    fa_attn_method method = {0};
+    method.input_dtype = dtype;
+    return method;
+}
