@@ -13,7 +13,7 @@
  *
  * Flags: --impl reference|learner|both (default: both, the learner only where
  * its probe says it is implemented), --milestone N, --seed S, --quick (small
- * cases only, for compute-sanitizer), --bench (the stage's benchmark table),
+ * cases only and no timing, for compute-sanitizer), --bench (the stage's benchmark table),
  * --tour (machine-readable lines for the tour: "M<n> <outcome> <detail>").
  */
 #ifndef FA_STAGE_H

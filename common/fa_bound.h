@@ -1,0 +1,73 @@
+/**
+ * @file fa_bound.h
+ * @brief The error bound of one attention row under a declared method
+ *        (the derivation is on the page "How outputs are judged", docs/numerics.md).
+ *
+ * fa_attention_reference() computes a row exactly in double, then asks this
+ * module for the bound. The bound of output column c is linear in the values:
+ *
+ *   bound(o_c) = sum_j diff_weight[j] |v_jc - o_c| + sum_j abs_weight[j] |v_jc|
+ *              + o_weight |o_c| + o_floor,
+ *
+ * so the per-key weights are computed once per row (O(N)) and the caller makes
+ * one O(N D) pass over v. Every term, its rigorous second-order factor and the
+ * absolute floors (flush to zero, subnormal P and outputs) are already folded
+ * into the weights.
+ */
+#ifndef FA_BOUND_H
+#define FA_BOUND_H
+
+#include <stdint.h>
+
+#include "fa_attention_ref.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Doubles of scratch fa_bound_row() needs per key position. */
+enum { FA_BOUND_SCRATCH_PER_KEY = 6 };
+
+/** What the bound of one query row is computed from: the exact row of the reference. */
+typedef struct fa_bound_row_input {
+    int64_t keys;           /**< key positions 0 .. keys-1 (the kernel's block grid starts at 0) */
+    const double *score;    /**< [keys] exact s_j = scale * q.k_j; -inf where the key is not allowed */
+    const double *abs_dot;  /**< [keys] A_j = sum_d |q_d k_jd| (unscaled); unused where not allowed */
+    double scale;           /**< the problem's scale (its magnitude multiplies A_j) */
+    int64_t head_dim;       /**< D, the length of each q.k */
+    double max;             /**< m = max_j s_j; finite (rows without an allowed key have no bound to compute) */
+    double sum;             /**< l = sum_j exp(s_j - m) >= 1 */
+} fa_bound_row_input;
+
+/** The bound of one row, as weights of the linear form above. */
+typedef struct fa_bound_row_terms {
+    double *diff_weight;    /**< [keys] caller-owned: multiplies |v_jc - o_c| (0 where not allowed) */
+    double *abs_weight;     /**< [keys] caller-owned: multiplies |v_jc| (0 where not allowed) */
+    double o_weight;        /**< multiplies |o_c| */
+    double o_floor;         /**< absolute term of every column */
+    double lse_bound;       /**< bound on |lse_kernel - lse| (natural log) */
+    int64_t rises;          /**< R: blocks where the running maximum may rise (the larger of both block orders) */
+} fa_bound_row_terms;
+
+/**
+ * Fills @p out with the bound of a kernel that implements method @p method on
+ * the row @p in, valid whether the kernel visits the key blocks first to last
+ * or last to first. @p scratch holds FA_BOUND_SCRATCH_PER_KEY * in->keys
+ * doubles. The method must have been validated (fa_attention_reference() does).
+ */
+void fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *in, double *scratch,
+                  fa_bound_row_terms *out);
+
+/**
+ * Adds to @p out a bound on the error of the double reference itself
+ * (double dot products, libm exp and log, compensated sums), so that the
+ * verdict compares the kernel with the exact result and not with the
+ * reference's rounding. The addition is about 2^-29 of the fp32 terms.
+ */
+void fa_bound_row_add_reference_error(const fa_bound_row_input *in, fa_bound_row_terms *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FA_BOUND_H */
