@@ -238,7 +238,9 @@ static bool judge_elementwise(const kernel_launch *k, const char *case_name, wor
                               int64_t n, bool exact, fa_result *result)
 {
     const float *b = k->kind == KERNEL_VECTOR_ADD ? w->b : NULL;
-    if (!fa_result_status(result, case_name, run_on_device(*k, w->a, n, b, n, w->got)))
+    kernel_launch sized = *k;
+    sized.n = n;
+    if (!fa_result_status(result, case_name, run_on_device(sized, w->a, n, b, n, w->got)))
         return false;
     const fa_shape shape = fa_shape_1d(n);
     return fa_result_judge(result, case_name, w->got, w->ref, exact ? NULL : w->bound, &shape);
@@ -828,7 +830,7 @@ static fa_status bench_exp_accuracy(const fa_run_options *options)
            "(ulp) | max error / bound |\n");
     printf("|---|---|---|---|---|---|---|---|\n");
     for (int m = 0; m < COUNT_OF(EXP_METHODS) && status == FA_OK; ++m) {
-        const kernel_launch k = {.kind = KERNEL_EXP, .impl = FA_IMPL_REFERENCE, .method = EXP_METHODS[m]};
+        const kernel_launch k = {.kind = KERNEL_EXP, .impl = FA_IMPL_REFERENCE, .method = EXP_METHODS[m], .n = n};
         status = run_on_device(k, x, n, NULL, n, y);
         if (status != FA_OK)
             break;
