@@ -6,7 +6,11 @@
 #
 # Usage: tools/gpu_check.sh [LOG_DIR]   (default: $OUT if set, else gpu-check-logs)
 # Logs: build.log ctest.log sanitizer.log harness.log bench.log summary.txt
+# FA_GPU_CHECK_STEPS selects steps (default: "tests sanitizer harness bench";
+# the build always runs).
 set -uo pipefail
+steps=" ${FA_GPU_CHECK_STEPS:-tests sanitizer harness bench} "
+wants() { [[ "$steps" == *" $1 "* ]]; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 logs=${1:-${OUT:-$root/gpu-check-logs}}
 mkdir -p "$logs"
@@ -19,18 +23,25 @@ note() { summary+=("$(printf '%-28s %s' "$1" "$2")"); }
 
 cd "$root"
 generator=()
-command -v ninja >/dev/null && generator=(-G Ninja)
+keep_going=(-k)
+command -v ninja >/dev/null && { generator=(-G Ninja); keep_going=(-k 0); }
 cmake_args=("${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=native)
 
 echo "== configure and build ($build)"
-if cmake -S "$root" -B "$build" "${cmake_args[@]}" > "$logs/build.log" 2>&1 &&
-   cmake --build "$build" --parallel "$jobs" >> "$logs/build.log" 2>&1; then
-  note build ok
-else
+if ! cmake -S "$root" -B "$build" "${cmake_args[@]}" > "$logs/build.log" 2>&1; then
   tail -40 "$logs/build.log"
-  note build FAILED
+  note configure FAILED
   printf '%s\n' "${summary[@]}" | tee "$logs/summary.txt"
   exit 1
+fi
+# Keep going past a failing target so that one broken file does not hide the
+# results of every other stage; the failure is still reported.
+if cmake --build "$build" --parallel "$jobs" -- "${keep_going[@]}" >> "$logs/build.log" 2>&1; then
+  note build ok
+else
+  grep -E 'error|FAILED' "$logs/build.log" | head -20
+  note build "FAILED: $(grep -c '^FAILED' "$logs/build.log") target(s), see build.log"
+  status=1
 fi
 
 stages=()
@@ -38,6 +49,7 @@ for dir in "$root"/[0-9][0-9]_*/; do
   [ -f "$dir/CMakeLists.txt" ] && stages+=("$(basename "$dir")")
 done
 
+if wants tests; then
 echo "== tests (everything but learner and bench)"
 ctest --test-dir "$build" -LE 'learner|bench' --output-on-failure -j 4 > "$logs/ctest.log" 2>&1
 ctest_status=$?
@@ -45,7 +57,9 @@ tests_line=$(grep -E 'tests passed|tests failed' "$logs/ctest.log" | tail -1)
 skipped=$(grep -c 'Skipped' "$logs/ctest.log")
 note ctest "${tests_line:-no result} (${skipped} skipped)"
 [ $ctest_status -eq 0 ] || { status=1; grep -E 'Failed|\*\*\*' "$logs/ctest.log" | head -20; }
+fi
 
+if wants sanitizer; then
 echo "== compute-sanitizer"
 : > "$logs/sanitizer.log"
 for stage in "${stages[@]}"; do
@@ -55,7 +69,7 @@ for stage in "${stages[@]}"; do
     extra=()
     [ "$tool" = memcheck ] && extra=(--leak-check full)
     echo "---- $stage $tool" >> "$logs/sanitizer.log"
-    if compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 99 \
+    if timeout 300 compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 99 \
          "$driver" --impl reference --quick >> "$logs/sanitizer.log" 2>&1; then
       results+="$tool ok, "
     else
@@ -65,7 +79,9 @@ for stage in "${stages[@]}"; do
   done
   note "sanitizer $stage" "${results%, }"
 done
+fi
 
+if wants harness; then
 echo "== learner harness"
 if bash "$root/tools/check_harness.sh" "$build" "$root/build-gpu-harness" "${cmake_args[@]}" \
      > "$logs/harness.log" 2>&1; then
@@ -74,7 +90,9 @@ else
   note harness "FAILED: $(grep -m1 'expected\|NOT caught' "$logs/harness.log")"
   status=1
 fi
+fi
 
+if wants bench; then
 echo "== benchmarks"
 : > "$logs/bench.log"
 for stage in "${stages[@]}"; do
@@ -87,9 +105,10 @@ for stage in "${stages[@]}"; do
   fi
 done
 cat "$logs/bench.log"
+fi
 
 echo
-echo "== summary ($(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown))"
+echo "== summary ($(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); commit ${FA_GIT_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)})"
 printf '%s\n' "${summary[@]}" | tee "$logs/summary.txt"
 [ $status -eq 0 ] && echo "gpu_check: all passed" || echo "gpu_check: FAILURES above"
 exit $status
