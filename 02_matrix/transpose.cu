@@ -11,6 +11,12 @@
  * thread (rows ty, ty+8, ty+16, ty+24), so the only difference is where the
  * tile turns. A transpose moves data and computes nothing: the output must
  * equal the input bit for bit (NaN payloads included).
+ *
+ * A 1 x N or N x 1 matrix is the one case where the tile grid is a poor fit:
+ * its transpose is the same N floats in the same order, but 31 of the 32
+ * rows (or columns) of every tile lie outside it, so 31/32 of the threads
+ * would idle. Both launchers hand that case to a plain device-to-device copy
+ * (transpose_vector()).
  */
 #include <stdint.h>
 
@@ -82,6 +88,18 @@ static __global__ void __launch_bounds__(TRANSPOSE_TILE *TRANSPOSE_ROWS)
     }
 }
 
+/**
+ * The transpose of a matrix with one row or one column (@p count floats) has
+ * the same memory image as the matrix, so it is a copy: cudaMemcpyAsync moves
+ * it at copy bandwidth, with wide vector accesses and every thread busy.
+ */
+static fa_status transpose_vector(const float *in, float *out, int64_t count, cudaStream_t stream)
+{
+    FA_CUDA_TRY(cudaMemcpyAsync(out, in, (size_t)count * sizeof(float), cudaMemcpyDeviceToDevice,
+                                stream));
+    return FA_OK;
+}
+
 /** Grid of 32x32 tiles: x over the input's columns, y over its rows. */
 static dim3 transpose_grid(int64_t rows, int64_t cols)
 {
@@ -94,6 +112,8 @@ extern "C" fa_status ref_transpose_naive(const float *in, float *out, int64_t ro
     FA_TRY(transpose_validate("transpose_naive", in, out, rows, cols));
     if (rows == 0 || cols == 0)
         return FA_OK;
+    if (rows == 1 || cols == 1)
+        return transpose_vector(in, out, rows * cols, stream);
     const dim3 block(TRANSPOSE_TILE, TRANSPOSE_ROWS);
     transpose_naive_kernel<<<transpose_grid(rows, cols), block, 0, stream>>>(in, out, rows, cols);
     FA_LAUNCH_CHECK();
@@ -106,6 +126,8 @@ extern "C" fa_status ref_transpose_smem_tiled(const float *in, float *out, int64
     FA_TRY(transpose_validate("transpose_smem_tiled", in, out, rows, cols));
     if (rows == 0 || cols == 0)
         return FA_OK;
+    if (rows == 1 || cols == 1)
+        return transpose_vector(in, out, rows * cols, stream);
     const dim3 block(TRANSPOSE_TILE, TRANSPOSE_ROWS);
     transpose_smem_tiled_kernel<<<transpose_grid(rows, cols), block, 0, stream>>>(in, out, rows,
                                                                                  cols);
