@@ -6,17 +6,13 @@
 #include "references.h"
 
 #include <math.h>
-#include <stdbool.h>
 #include <stdlib.h>
 
 #include "fa_reference.h"
+#include "fa_softmax_ref.h"
 
 /** Unit roundoff of fp32. */
 #define FP32_U 0x1p-24
-/** expf: 2 ulp from the exact value plus the half ulp of a correct rounding, one ulp <= 2u. */
-#define EXPF_BUDGET (5 * FP32_U)
-/** logf: 1 ulp plus half an ulp, relative to |ln l|. */
-#define LOGF_BUDGET (3 * FP32_U)
 /**
  * Below the smallest normal fp32 number relative bounds do not hold (results
  * are subnormal, or flushed to zero): each rounding may then be off by this much.
@@ -43,93 +39,13 @@ void attn_scores_reference(const void *q, const void *k, fa_dtype dtype, naive_a
     }
 }
 
-/** The keys a row may see, written independently of the kernels' prefix count. */
-typedef struct row_keys {
-    fa_mask mask;
-    int64_t i, nq, nk;
-    int64_t length; /**< key_length[b], or nk without padding */
-} row_keys;
-
-static bool row_allows(const row_keys *row, int64_t j)
-{
-    return fa_mask_allows(row->mask, row->i, j, row->nq, row->nk) && j < row->length;
-}
-
-/** Softmax of one row @p x; see softmax_rows_reference(). */
-static void softmax_row_reference(const float *x, const row_keys *row, double *p,
-                                  double *p_bound, double *lse, double *lse_bound)
-{
-    const int64_t nk = row->nk;
-    int64_t count = 0;
-    bool poisoned = false; /* a NaN or +inf among the allowed scores */
-    double m = -INFINITY;
-    for (int64_t j = 0; j < nk; ++j) {
-        p[j] = 0;
-        p_bound[j] = 0;
-        if (!row_allows(row, j))
-            continue;
-        ++count;
-        if (isnan(x[j]) || x[j] == INFINITY)
-            poisoned = true;
-        else if (x[j] > m)
-            m = x[j];
-    }
-    *lse_bound = 0;
-    if (poisoned) {
-        for (int64_t j = 0; j < nk; ++j)
-            if (row_allows(row, j))
-                p[j] = NAN;
-        *lse = NAN;
-        return;
-    }
-    if (count == 0 || m == -INFINITY) {
-        *lse = -INFINITY; /* no key to attend to: p = 0, lse = -inf, exactly */
-        return;
-    }
-
-    fa_ksum l = {0, 0};
-    for (int64_t j = 0; j < nk; ++j)
-        if (row_allows(row, j))
-            fa_ksum_add(&l, exp((double)x[j] - m));
-    const double sum = fa_ksum_value(&l);
-
-    /* eta_j: relative error of the kernel's exp(s_j - m), from the fp32
-     * subtraction (u |s_j - m|) and expf. A -inf score has weight exactly 0. */
-    double weighted_eta = 0, max_eta = 0;
-    for (int64_t j = 0; j < nk; ++j) {
-        if (!row_allows(row, j) || x[j] == -INFINITY)
-            continue;
-        p[j] = exp((double)x[j] - m) / sum;
-        const double eta = FP32_U * fabs((double)x[j] - m) + EXPF_BUDGET;
-        weighted_eta += p[j] * eta;
-        max_eta = fmax(max_eta, eta);
-    }
-    /* lambda: relative error of l, the weighted exp errors plus the fp32 sum. */
-    const double lambda = weighted_eta + fa_gamma((double)count, FP32_U);
-    const double budget = max_eta + lambda + FP32_U;
-    for (int64_t j = 0; j < nk; ++j) {
-        if (!row_allows(row, j))
-            continue;
-        const double eta = x[j] == -INFINITY ? 0 : FP32_U * fabs((double)x[j] - m) + EXPF_BUDGET;
-        p_bound[j] = p[j] * (eta + lambda + FP32_U) * (1 + 2 * budget) + SUBNORMAL_FLOOR;
-    }
-    *lse = m + log(sum);
-    *lse_bound = (lambda + LOGF_BUDGET * fabs(log(sum)) + FP32_U * fabs(*lse)) *
-                 (1 + 2 * (lambda + LOGF_BUDGET));
-}
-
 void softmax_rows_reference(const float *s, naive_attn_dims dims, fa_mask mask,
                             const int64_t *key_length, double *p, double *p_bound, double *lse,
                             double *lse_bound)
 {
-    const int64_t nq = dims.nq, nk = dims.nk;
-    const int64_t rows = dims.batch * dims.heads * nq;
-    for (int64_t r = 0; r < rows; ++r) {
-        const int64_t b = r / (dims.heads * nq);
-        const row_keys row = {mask, r % nq, nq, nk, key_length != NULL ? key_length[b] : nk};
-        softmax_row_reference(s + r * nk, &row, p + r * nk, p_bound + r * nk, lse + r,
-                              lse_bound + r);
-    }
+    const fa_softmax_method three_pass = {0};
+    fa_softmax_rows_reference(s, dims.batch, dims.heads, dims.nq, dims.nk, mask, key_length,
+                              &three_pass, p, p_bound, lse, lse_bound);
 }
 
 fa_status attn_pv_reference(const float *p, const void *v, fa_dtype dtype, naive_attn_dims dims,

@@ -10,10 +10,12 @@
  * one by one with the terms of the same bound (NUMERICS.md) that each step
  * contributes, so a learner sees which step broke:
  * - M9, a scaled dot product: |s^ - s| <= c gamma_D sum_d |q_d k_d| (1 + u) + u |s|;
- * - M10, a softmax of exact fp32 inputs: per weight eta_j = u |s_j - m| + 5u
- *   (the subtraction and expf), lambda = sum_j p_j eta_j + gamma_n for l, and
- *   |p^_j - p_j| <= p_j (eta_j + lambda + u) (1 + 2 budget);
- *   |lse^ - lse| <= (lambda + 3u |ln l| + u |lse|) (1 + 2 budget);
+ * - M10, a softmax of exact fp32 inputs: the course's softmax reference
+ *   (fa_softmax_ref.h) under the three-pass method, per weight
+ *   eta_j = u |s_j - m| + 5u (the subtraction and expf), lambda = sum_j p_j
+ *   eta_j + gamma_n for l (to first order), |p^_j - p_j| <= p_j (eta_j +
+ *   lambda + u) and |lse^ - lse| <= lambda + 5u |ln l| + u |lse|, each made
+ *   rigorous to second order;
  * - M11, a matmul with fp32 accumulation: |o^ - o| <= gamma_nk sum_j |p_j v_jc|.
  * Each bound also carries an absolute floor for results in the subnormal
  * range, where relative error bounds do not hold.
@@ -44,8 +46,9 @@ void attn_scores_reference(const void *q, const void *k, fa_dtype dtype, naive_a
                            float scale, double *s, double *bound);
 
 /**
- * M10: the masked softmax of each row of @p s in double (compensated sums)
- * and the bound of the three-pass fp32 kernel. A row with no allowed key (or
+ * M10: the masked softmax of each row of @p s in double and the bound of the
+ * three-pass fp32 kernel (fa_softmax_rows_reference() with the zero
+ * fa_softmax_method). A row with no allowed key (or
  * only -inf scores) gets p = 0 and lse = -inf with zero bounds: the kernel
  * must give exactly that. A NaN or +inf among the allowed scores gives NaN.
  * @param s           host [batch][heads][nq][nk] fp32 scores.

@@ -1,33 +1,19 @@
 /**
  * @file reference.h
- * @brief Double references of the stage-04 traces and softmax rows, with the
- *        per-element bound of the online algorithm (NUMERICS.md, blocked
- *        online softmax). Attention outputs are judged by
- *        fa_attention_reference() with block_n = the chunk instead.
+ * @brief Double references of the stage-04 traces with the per-element bound
+ *        of the online algorithm, and the softmax rows of the one-pass kernel.
+ *        Attention outputs are judged by fa_attention_reference() with
+ *        block_n = the chunk instead.
  *
- * The bound, for one row with max m and l = sum_j e_j, e_j = exp(x_j - m):
- * entry j's term reaches l through a chain of fp32 operations. Its weight is
- * expf of a rounded difference (u |x_j - mu| + eps_exp, mu the running max when
- * the term was formed), and every later rise of the max multiplies it by a
- * correction factor, itself expf of a rounded difference (u |delta| + eps_exp
- * each). The differences telescope from x_j up to m, so the term's relative
- * error is at most
- *   eta_j = u |x_j - m| + (1 + k_j) eps_exp,
- * k_j the number of rises after the term was formed (a factor exp(0) = 1 is
- * exact and not counted). The additions and the fused updates round each
- * partial sum once: with at most C roundings on any term's path, gamma_C
- * (Higham; every term is positive, so no cancellation). Hence
- *   |l_hat - l| <= (1 + 2 beta) (sum_j e_j eta_j + gamma_C l) + floors,
- * beta = max eta_j + gamma_C covering the second-order terms, and the floors
- * 2^-126 per term for weights that fall below the normal range. The output o
- * takes the same with |v_j| weights; p = weight / l adds its own weight's error
- * and the division's u to the relative error of l, and lse = m + ln l adds
- * logf's budget and the rounding of the addition.
- *
- * eps_exp = 5u is the expf budget of NUMERICS.md (2 ulp, one ulp being at most
- * 2u, plus the half ulp of the correctly rounded result); the same 5u is used
- * for logf (CUDA documents 1 ulp). The references themselves are computed in
- * double; their own rounding is added to every bound.
+ * The derivation is the online method of the course's softmax reference
+ * (fa_softmax_ref.h): entry j's weight carries eta_j = u |x_j - m| +
+ * (1 + k_j) eps_exp, k_j the rises of the max after the weight was formed,
+ * and every partial sum rounds at most G times on a term's path (gamma_G).
+ * A trace holds the same terms after each chunk t, against the running max
+ * m_t, with G = chunk + t + 1 (the chunk's own sum, then one fused update per
+ * chunk); the output o takes the same with |v_j| weights. The references
+ * themselves are computed in double; their own rounding is added to every
+ * bound.
  */
 #ifndef ONLINE_REFERENCE_H
 #define ONLINE_REFERENCE_H
@@ -37,13 +23,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/** fp32 unit roundoff u = 2^-24. */
-#define ONLINE_UNIT_ROUNDOFF 0x1p-24
-/** Relative error budget of one expf (and one logf): 5u. */
-#define ONLINE_EXP_BUDGET (5.0 * ONLINE_UNIT_ROUNDOFF)
-/** Below the normal range (2^-126) results may be subnormal or flushed: an absolute floor. */
-#define ONLINE_SUBNORMAL_FLOOR 0x1p-126
 
 /**
  * Where online_ref_trace_row() writes, each array [online_chunk_count(n, chunk)];
@@ -77,11 +56,10 @@ void online_ref_trace_row(const float *x, const float *v, int64_t n, int64_t chu
  * Softmax of one row x [n] in double: p [n] and *lse, with the bound of the
  * one-pass kernel whose geometry is @p threads threads (a power of two, 1 ..
  * ONLINE_MODEL_MAX_THREADS) folding @p chunk strided entries per update, then
- * the merge butterfly of online_merge_masks() (two roundings and, where the
- * max of one side is lower, one exp per level). The rises k_j are counted by
- * replaying the geometry on the exact maxima.
+ * the merge butterfly of online_merge_masks(): fa_softmax_row_reference()
+ * under that geometry as an online fa_softmax_method. -inf entries are masked.
  *
- * Edges: a row with no allowed entry gets p = 0, lse = -inf (bound 0); a row
+ * Edges: a row with no finite entry gets p = 0, lse = -inf (bound 0); a row
  * holding NaN or +inf gets NaN everywhere (bound 0). @p lse and
  * @p lse_bound may be NULL.
  */

@@ -28,6 +28,7 @@
 #include "fa_check.h"
 #include "fa_reference.h"
 #include "fa_rng.h"
+#include "fa_softmax_ref.h"
 #include "fa_status.h"
 #include "fa_test.h"
 #include "fixtures.h"
@@ -735,7 +736,7 @@ static segment_state merge_segments(segment_state a, segment_state b)
 
 /**
  * The bound of l and o for a row cut into segments that are folded in chunks
- * of @p chunk and merged in a tree of @p depth levels, with reference.h's
+ * of @p chunk and merged in a tree of @p depth levels, with fa_softmax_ref.h's
  * derivation at the worst counts: every term may be rescaled at every chunk
  * and every level (k_j <= chunks + depth) and rounded chunk + chunks + 2 depth
  * times.
@@ -747,14 +748,15 @@ static void segments_bound(const float *x, const float *v, int64_t n, int64_t ch
     for (int64_t j = 0; j < n; ++j)
         m = fmax(m, x[j]);
     const double k = (double)online_chunk_count(n, chunk) + depth;
-    const double gamma = fa_gamma((double)chunk + k + depth, ONLINE_UNIT_ROUNDOFF);
+    const double gamma = fa_gamma((double)chunk + k + depth, FA_SOFTMAX_UNIT_ROUNDOFF);
     fa_ksum sum = {0}, out = {0};
     double sum_eta = 0.0, abs_out = 0.0, abs_out_eta = 0.0, eta_max = 0.0;
     for (int64_t j = 0; j < n; ++j) {
         if (x[j] == -INFINITY)
             continue; /* masked: weight 0, value never read */
         const double e = exp((double)x[j] - m);
-        const double eta = ONLINE_UNIT_ROUNDOFF * (m - x[j]) + (1.0 + k) * ONLINE_EXP_BUDGET;
+        const double eta =
+            FA_SOFTMAX_UNIT_ROUNDOFF * (m - x[j]) + (1.0 + k) * FA_SOFTMAX_EXP_BUDGET;
         fa_ksum_add(&sum, e);
         fa_ksum_add(&out, e * v[j]);
         sum_eta += e * eta;
@@ -1334,7 +1336,8 @@ static void test_traces_match_model(fa_tests *t)
                 const float old_max = c > 0 ? model_max[r * T + c - 1] : -INFINITY;
                 const float argument = old_max - online_model_max_offset(model_max[r * T + c]);
                 const double exact = exp((double)argument);
-                const double budget = 2.0 * ONLINE_EXP_BUDGET * exact + ONLINE_SUBNORMAL_FLOOR;
+                const double budget =
+                    2.0 * FA_SOFTMAX_EXP_BUDGET * exact + FA_SOFTMAX_SUBNORMAL_FLOOR;
                 alpha_outside +=
                     !(fabs((double)gpu_alpha[r * T + c] - model_alpha[r * T + c]) <= budget);
             }

@@ -15,6 +15,9 @@
  *    input generated to expose it, while the correct kernel and its
  *    equivalent variants are covered everywhere and stay below half the
  *    bound on all but 1% of the elements.
+ * 5. The softmax reference (fa_softmax_ref.h): hand-computable rows, masks,
+ *    empty and NaN rows, and its bound covering fp32 emulations of the
+ *    three-pass and online methods while rejecting planted errors.
  *
  *   test_numerics                  run everything, last line "N passed, N failed"
  *   test_numerics --tables FILE    also write the ablation and mutation tables
@@ -29,6 +32,7 @@
 #include "fa_adversarial.h"
 #include "fa_attention_ref.h"
 #include "fa_emulate.h"
+#include "fa_softmax_ref.h"
 #include "fa_test.h"
 
 /* Fixed seed: the docs tables must not change from one build to the next. */
@@ -997,6 +1001,207 @@ static int write_tables(const char *path, const table *coverage, const table *ab
     return 0;
 }
 
+/* ---- the softmax reference (fa_softmax_ref.h) ------------------------------------------------ */
+
+/** One row of the softmax fixtures, with every output of the reference. */
+typedef struct softmax_row {
+    double p[8], p_bound[8], lse, lse_bound;
+} softmax_row;
+
+static softmax_row softmax_of(const float *x, int64_t n, const fa_softmax_keys *keys)
+{
+    const fa_softmax_method three_pass = {0};
+    softmax_row r;
+    fa_softmax_row_reference(x, n, keys, &three_pass, r.p, r.p_bound, &r.lse, &r.lse_bound);
+    return r;
+}
+
+/* Hand-computable rows: x = [0, ln 3] gives e = [1, 3], l = 4, p = [1/4, 3/4],
+ * lse = ln 4 (up to the fp32 rounding of ln 3: |dp| <= 3/16 * 2^-24). A masked
+ * dominant entry is excluded before the max; rows with nothing to attend to
+ * are exact zeros with lse = -inf; a visible NaN poisons the row. */
+static void test_softmax_reference_classics(fa_tests *t)
+{
+    const float ln3 = (float)log(3.0);
+    const double tolerance = 0x1p-26;
+    const float pair[2] = {0.0f, ln3};
+    softmax_row r = softmax_of(pair, 2, NULL);
+    FA_EXPECT(t, fabs(r.p[0] - 0.25) <= tolerance && fabs(r.p[1] - 0.75) <= tolerance &&
+                     fabs(r.lse - log(4.0)) <= tolerance,
+              "[0, ln 3]: p = [%.9g, %.9g], lse = %.9g, want [1/4, 3/4], ln 4", r.p[0], r.p[1], r.lse);
+    FA_EXPECT(t, r.p_bound[0] > 0 && r.p_bound[0] < 1e-5 && r.lse_bound > 0 && r.lse_bound < 1e-5,
+              "[0, ln 3]: bounds %g, %g are a few fp32 ulps", r.p_bound[0], r.lse_bound);
+
+    /* A dominant 100 the row may not see: by padding, then by the causal mask
+     * (row 1 of 3, top-left, sees keys 0 and 1). */
+    const float dominant[3] = {0.0f, ln3, 100.0f};
+    const fa_softmax_keys padded = {FA_MASK_NONE, 0, 1, 2};
+    const fa_softmax_keys causal = {FA_MASK_CAUSAL_TOP_LEFT, 1, 3, 3};
+    const fa_softmax_keys *masked[2] = {&padded, &causal};
+    for (int k = 0; k < 2; k++) {
+        r = softmax_of(dominant, 3, masked[k]);
+        FA_EXPECT(t, fabs(r.p[0] - 0.25) <= tolerance && fabs(r.p[1] - 0.75) <= tolerance &&
+                         r.p[2] == 0.0 && r.p_bound[2] == 0.0 && fabs(r.lse - log(4.0)) <= tolerance,
+                  "%s: the masked 100 is excluded before the max: p = [%g, %g, %g], lse = %g",
+                  k == 0 ? "padding" : "causal", r.p[0], r.p[1], r.p[2], r.lse);
+    }
+
+    /* Nothing to attend to: no entry, all padding, all -inf. */
+    const float minus_inf[3] = {-INFINITY, -INFINITY, -INFINITY};
+    const fa_softmax_keys nothing = {FA_MASK_NONE, 0, 1, 0};
+    const softmax_row empty[3] = {softmax_of(NULL, 0, NULL), softmax_of(dominant, 3, &nothing),
+                                  softmax_of(minus_inf, 3, NULL)};
+    for (int k = 0; k < 3; k++) {
+        bool zeros = true;
+        for (int64_t j = 0; j < (k == 0 ? 0 : 3); j++)
+            zeros &= empty[k].p[j] == 0.0 && empty[k].p_bound[j] == 0.0;
+        FA_EXPECT(t, zeros && empty[k].lse == -INFINITY && empty[k].lse_bound == 0.0,
+                  "empty row %d: p = 0 and lse = -inf exactly (lse = %g)", k, empty[k].lse);
+    }
+
+    /* A visible NaN poisons the row; a NaN behind the mask does not. */
+    const float with_nan[3] = {0.0f, ln3, NAN};
+    r = softmax_of(with_nan, 3, NULL);
+    FA_EXPECT(t, isnan(r.p[0]) && isnan(r.p[1]) && isnan(r.p[2]) && isnan(r.lse) &&
+                     r.p_bound[0] == 0.0 && r.lse_bound == 0.0,
+              "a NaN entry gives a NaN row");
+    r = softmax_of(with_nan, 3, &padded);
+    FA_EXPECT(t, fabs(r.p[1] - 0.75) <= tolerance && r.p[2] == 0.0,
+              "a NaN behind the padding leaves the row finite: p = [%g, %g, %g]", r.p[0], r.p[1],
+              r.p[2]);
+}
+
+/** The fp32 state of an online softmax: running max and sum. */
+typedef struct softmax_state {
+    float max, sum;
+} softmax_state;
+
+/** The running max subtracted inside expf, guarded so that -inf - -inf never happens. */
+static float softmax_offset(float max) { return max == -INFINITY ? 0.0f : max; }
+
+/** Merges @p b into @p a; @p rescale false plants the missing-rescale bug. */
+static softmax_state softmax_merge(softmax_state a, softmax_state b, bool rescale)
+{
+    const float max = fmaxf(a.max, b.max);
+    const float scale_a = rescale ? expf(a.max - softmax_offset(max)) : 1.0f;
+    const float scale_b = rescale ? expf(b.max - softmax_offset(max)) : 1.0f;
+    const softmax_state merged = {max, a.sum * scale_a + b.sum * scale_b};
+    return merged;
+}
+
+/**
+ * An fp32 kernel of @p m on row x [n], every entry visible: the three-pass
+ * softmax, or lanes folding chunks then merged along the masks. @p rescale
+ * false forgets the correction factor of the sums.
+ */
+static void softmax_emulate(const float *x, int64_t n, const fa_softmax_method *m, bool rescale,
+                            float *p, float *lse)
+{
+    softmax_state total = {-INFINITY, 0.0f};
+    if (m->chunk == 0) {
+        for (int64_t j = 0; j < n; j++)
+            total.max = fmaxf(total.max, x[j]);
+        for (int64_t j = 0; j < n; j++)
+            total.sum += expf(x[j] - total.max);
+    } else {
+        softmax_state lanes[FA_SOFTMAX_MAX_LANES];
+        const int64_t stride = (int64_t)m->lanes * m->chunk;
+        for (int lane = 0; lane < m->lanes; lane++) {
+            softmax_state state = {-INFINITY, 0.0f};
+            for (int64_t base = lane; base < n; base += stride) {
+                softmax_state update = {-INFINITY, 0.0f};
+                for (int64_t i = 0; i < m->chunk && base + i * m->lanes < n; i++)
+                    update.max = fmaxf(update.max, x[base + i * m->lanes]);
+                for (int64_t i = 0; i < m->chunk && base + i * m->lanes < n; i++)
+                    update.sum += expf(x[base + i * m->lanes] - update.max);
+                state = softmax_merge(state, update, rescale);
+            }
+            lanes[lane] = state;
+        }
+        for (int level = 0; level < m->merge_levels; level++) {
+            softmax_state merged[FA_SOFTMAX_MAX_LANES];
+            for (int lane = 0; lane < m->lanes; lane++)
+                merged[lane] = softmax_merge(lanes[lane], lanes[lane ^ m->merge_masks[level]], rescale);
+            memcpy(lanes, merged, sizeof(softmax_state) * (size_t)m->lanes);
+        }
+        total = lanes[0];
+    }
+    for (int64_t j = 0; j < n; j++)
+        p[j] = expf(x[j] - total.max) / total.sum;
+    *lse = total.max + logf(total.sum);
+}
+
+/** Largest |got - want| / bound over a row and its lse. */
+static double softmax_worst_ratio(const float *p, float lse, const double *want,
+                                  const double *bound, double want_lse, double lse_bound, int64_t n)
+{
+    double worst = fabs((double)lse - want_lse) / lse_bound;
+    for (int64_t j = 0; j < n; j++)
+        worst = fmax(worst, fabs((double)p[j] - want[j]) / bound[j]);
+    return worst;
+}
+
+/* The bound covers fp32 emulations of the three-pass and online methods (one
+ * lane in chunks, and lanes merged by a butterfly) on rows whose max rises late,
+ * and rejects a planted error by more than 10x: one weight off by 2^-6 (the
+ * three-pass bound of 3001 terms is about gamma_3001 ~ 2^-12), the lse without
+ * its max, and an online sum whose correction factor is missing. */
+static void test_softmax_reference_bound(fa_tests *t)
+{
+    enum { SOFTMAX_MAX_N = 3001 };
+    static float x[SOFTMAX_MAX_N], p[SOFTMAX_MAX_N];
+    static double want[SOFTMAX_MAX_N], bound[SOFTMAX_MAX_N];
+    const int64_t lengths[] = {1, 2, 7, 64, 65, 1000, SOFTMAX_MAX_N};
+    const int butterfly[2] = {2, 1};
+    const fa_softmax_method methods[] = {{0, 0, 0, NULL}, {4, 1, 0, NULL}, {64, 1, 0, NULL},
+                                         {4, 4, 2, butterfly}};
+    const char *names[] = {"three-pass", "online C = 4", "online C = 64",
+                           "online C = 4, 4 lanes, butterfly"};
+    fa_rng rng;
+    fa_rng_seed(&rng, 2024, 7);
+    for (size_t k = 0; k < sizeof(methods) / sizeof(methods[0]); k++) {
+        double covered = 0.0, planted = INFINITY, no_max = INFINITY, no_rescale = INFINITY;
+        for (size_t c = 0; c < sizeof(lengths) / sizeof(lengths[0]); c++) {
+            const int64_t n = lengths[c];
+            /* Spread 8 around a bias of 20, with a ramp so the max rises late. */
+            for (int64_t j = 0; j < n; j++)
+                x[j] = (float)(20.0 + 8.0 * fa_rng_normal(&rng) + 16.0 * (double)j / (double)n);
+            double lse, lse_bound;
+            fa_softmax_row_reference(x, n, NULL, &methods[k], want, bound, &lse, &lse_bound);
+            float got_lse;
+            softmax_emulate(x, n, &methods[k], true, p, &got_lse);
+            covered = fmax(covered, softmax_worst_ratio(p, got_lse, want, bound, lse, lse_bound, n));
+
+            /* The planted error goes on the largest weight, where it is not a rounding. */
+            int64_t top = 0;
+            for (int64_t j = 1; j < n; j++)
+                top = want[j] > want[top] ? j : top;
+            const float kept = p[top];
+            p[top] = kept * (1.0f + 0x1p-6f);
+            planted = fmin(planted, fabs((double)p[top] - want[top]) / bound[top]);
+            p[top] = kept;
+            float max = x[0];
+            for (int64_t j = 1; j < n; j++)
+                max = fmaxf(max, x[j]);
+            no_max = fmin(no_max, fabs((double)(got_lse - max) - lse) / lse_bound);
+            if (methods[k].chunk > 0 && (double)n > (double)methods[k].chunk * methods[k].lanes) {
+                softmax_emulate(x, n, &methods[k], false, p, &got_lse);
+                no_rescale = fmin(no_rescale, softmax_worst_ratio(p, got_lse, want, bound, lse,
+                                                                  lse_bound, n));
+            }
+        }
+        FA_EXPECT(t, covered <= 1.0, "%s: the bound covers the fp32 emulation (err/bound %.3g)",
+                  names[k], covered);
+        FA_EXPECT(t, planted > 10.0, "%s: a weight off by 2^-6 is rejected (err/bound %.3g)",
+                  names[k], planted);
+        FA_EXPECT(t, no_max > 10.0, "%s: lse without its max is rejected (err/bound %.3g)",
+                  names[k], no_max);
+        FA_EXPECT(t, methods[k].chunk == 0 || no_rescale > 10.0,
+                  "%s: a sum without its correction factor is rejected (err/bound %.3g)", names[k],
+                  no_rescale);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *tables_path = NULL;
@@ -1013,6 +1218,8 @@ int main(int argc, char **argv)
     test_reference_nan_row(&t);
     test_reference_metamorphic(&t);
     test_bad_input(&t);
+    test_softmax_reference_classics(&t);
+    test_softmax_reference_bound(&t);
     test_coverage(&t, &FA2_METHOD, "FlashAttention-2 (bf16, tensor cores, B = 64, bf16 P, exp2, rcp)", &coverage);
     test_coverage(&t, &ABLATION_METHOD, "same, l from the rounded P", &coverage);
     for (int k = 0; k < OTHER_METHOD_COUNT; k++)
