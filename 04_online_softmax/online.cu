@@ -7,7 +7,8 @@
  * |---------|----------------------------|-----------|--------------------------------------------|
  * | 1       | online_trace_kernel        | M13-M16   | a thread per row, chunk by chunk           |
  * | 2       | softmax_rows_online_kernel | M15       | thread states merged; a second read, p     |
- * | 3       | attn_rows_online_kernel    | M16       | a warp per query row; S, P stay registers  |
+ * | 3       | attn_rows_online_kernel    | M16       | a warp per query row; S, P stay registers; |
+ * |         |                            |           | the block shares each chunk of K, V (smem) |
  *
  * The state updates themselves live in online_state.cuh; this file only
  * arranges threads around them. Every launcher validates, returns at once for
@@ -25,6 +26,11 @@
 static constexpr unsigned FULL_WARP = 0xFFFFFFFFu;
 static constexpr int KEYS_PER_LANE = ATTN_ONLINE_MAX_CHUNK / ONLINE_WARP_THREADS;
 static constexpr int SOFTMAX_MAX_WARPS = SOFTMAX_ONLINE_MAX_THREADS / ONLINE_WARP_THREADS;
+static constexpr int ATTN_ONLINE_THREADS = ATTN_ONLINE_WARPS * ONLINE_WARP_THREADS;
+/** Floats per float4: the attention tiles are copied and read four floats at a time. */
+static constexpr int FLOATS_PER_VECTOR = 4;
+/** Shared memory a block may opt into on the smallest target, A100: 163 KiB (H100, H200: 227). */
+static constexpr size_t ATTN_SHARED_LIMIT_BYTES = (size_t)163 * 1024;
 
 static_assert(ATTN_ONLINE_MAX_CHUNK % ONLINE_WARP_THREADS == 0,
               "a chunk is scored by whole warps: KEYS_PER_LANE keys per lane");
@@ -38,7 +44,10 @@ static_assert(SOFTMAX_ONLINE_MIN_THREADS >= ONLINE_WARP_THREADS &&
               "whole warps per row, and one warp merges the warps' states");
 
 /** ceil(a / b) for a >= 0, b > 0. */
-static __host__ __device__ int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+static constexpr __host__ __device__ int64_t ceil_div(int64_t a, int64_t b)
+{
+    return a / b + (a % b != 0);
+}
 
 /* ---- M13-M16: the traces ---------------------------------------------------------------- */
 
@@ -237,7 +246,7 @@ extern "C" fa_status ref_softmax_rows_online(const float *x, float *p, float *ls
     return FA_OK;
 }
 
-/* ---- M16: online attention, one query row per warp -------------------------------------- */
+/* ---- M16: online attention, one query row per warp, K and V shared by the block ---------- */
 
 /** Max over the warp; every lane gets it. Exact, so the order does not matter. */
 static __device__ __forceinline__ float warp_max(float value)
@@ -256,103 +265,205 @@ static __device__ __forceinline__ float warp_sum(float value)
 }
 
 /**
- * Warp w of the block takes query row i of one (batch, head). Per chunk of
- * keys: lane j scores keys j and j + 32 of the chunk (a dot product over d in
- * order), the warp finds the chunk max and updates (m, l); then every lane
- * adds weight * value for its columns c = lane + 32 k, k < COLS_PER_LANE,
- * key by key, and rescales its part of o. S and P never leave registers.
+ * Row stride of the shared tiles of q, K and V, in float4s: head_dim rounded
+ * up to whole float4s, then to an odd count. Lane j reads row j of the K tile
+ * as float4s; a float4 load is served eight lanes at a time, and with an odd
+ * stride rows j .. j + 7 start in eight different groups of four banks, so
+ * every read is one wavefront per eight lanes, with no bank conflict.
+ */
+static constexpr __host__ __device__ int attn_tile_stride4(int64_t head_dim)
+{
+    return (int)ceil_div(head_dim, FLOATS_PER_VECTOR) | 1;
+}
+
+/** Dynamic shared memory of one block: q of its rows, then a chunk of K and one of V. */
+static constexpr __host__ __device__ size_t attn_shared_bytes(int64_t head_dim, int64_t chunk)
+{
+    return (size_t)(ATTN_ONLINE_WARPS + 2 * chunk) * (size_t)attn_tile_stride4(head_dim) *
+           sizeof(float4);
+}
+
+static_assert(attn_shared_bytes(ATTN_ONLINE_MAX_HEAD_DIM, ATTN_ONLINE_MAX_CHUNK) <=
+                  ATTN_SHARED_LIMIT_BYTES,
+              "the largest tiles must fit the shared memory of one block on every target GPU");
+
+/**
+ * Copies @p rows consecutive rows of @p dim floats from @p src (row-major,
+ * contiguous) into @p tile (row stride @p stride4 float4s). The threads of the
+ * block take the float4s in order, so consecutive threads read consecutive
+ * addresses (coalesced). With @p vector (dim a multiple of 4, src 16-byte
+ * aligned) each float4 is one load; otherwise four scalar loads, and the
+ * columns from dim to the next multiple of 4 are written as zeros so that
+ * every row can be read as whole float4s.
+ */
+static __device__ void load_tile(float4 *tile, const float *src, int rows, int dim, int stride4,
+                                 bool vector)
+{
+    const int float4s = (int)ceil_div(dim, FLOATS_PER_VECTOR);
+    for (int slot = threadIdx.x; slot < rows * float4s; slot += blockDim.x) {
+        const int row = slot / float4s, column4 = slot % float4s;
+        const float *from = src + (int64_t)row * dim + (int64_t)column4 * FLOATS_PER_VECTOR;
+        float4 value;
+        if (vector) {
+            value = *reinterpret_cast<const float4 *>(from);
+        } else {
+            const int left = dim - column4 * FLOATS_PER_VECTOR; /* >= 1 columns in this float4 */
+            value.x = from[0];
+            value.y = left > 1 ? from[1] : 0.0f;
+            value.z = left > 2 ? from[2] : 0.0f;
+            value.w = left > 3 ? from[3] : 0.0f;
+        }
+        tile[row * stride4 + column4] = value;
+    }
+}
+
+/**
+ * q . k as one FMA chain over d = 0, 1, 2, ... in order, the model's chain.
+ * The zero padding of the last float4 adds fmaf(0, 0, dot) = dot; the only
+ * bit it can change is the sign of a zero dot, which nothing downstream sees
+ * (the score meets only fmaxf and a subtraction before expf). Unrolled twice:
+ * enough loads in flight with several warps per scheduler, and the kernel
+ * stays within 64 registers for head_dim 33..256 without spilling.
+ */
+static __device__ __forceinline__ float dot_in_order(const float4 *q, const float4 *k, int float4s)
+{
+    float dot = 0.0f;
+#pragma unroll 2
+    for (int c = 0; c < float4s; ++c) {
+        const float4 a = q[c], b = k[c];
+        dot = fmaf(a.x, b.x, dot);
+        dot = fmaf(a.y, b.y, dot);
+        dot = fmaf(a.z, b.z, dot);
+        dot = fmaf(a.w, b.w, dot);
+    }
+    return dot;
+}
+
+/**
+ * The block takes ATTN_ONLINE_WARPS consecutive query rows of one (batch,
+ * head), warp w row first_row + w. Per chunk of keys the block copies the
+ * chunk of K and V into shared memory once, and every warp updates its own
+ * row from there: K and V are read from L2 once per block instead of once per
+ * row. The per-row update is the one-row-per-warp algorithm of the lesson:
+ * - scores: lane j scores keys j and j + 32 of the chunk (one dot product
+ *   over d in order, then the scale). Splitting the keys keeps all 32 lanes
+ *   busy from a chunk of 32 keys on, and each score one FMA chain, the order
+ *   the model replays; splitting d instead would cost a five-shuffle sum per
+ *   key and change the order;
+ * - state: the chunk max and the sum of the weights by warp shuffles, M13-M15;
+ * - output: every weight is broadcast by a shuffle and lane c accumulates
+ *   columns c, c + 32, ... of sum_j w_j v_j (consecutive lanes read
+ *   consecutive floats of a V row), then M16.
+ * S and P never leave registers. The rows' key ranges are prefixes that grow
+ * with the row (attn_online_key_end()), so the block stops at its last row's
+ * end, and a warp whose row has ended, or that has no row (past nq), skips
+ * the update but keeps loading tiles and meeting the barriers.
  */
 template <int COLS_PER_LANE>
-static __global__ void __launch_bounds__(ATTN_ONLINE_WARPS * ONLINE_WARP_THREADS)
-attn_rows_online_kernel(attn_online_args args)
+static __global__ void __launch_bounds__(ATTN_ONLINE_THREADS)
+attn_rows_online_kernel(attn_online_args args, bool vector_loads)
 {
-    __shared__ float q_rows[ATTN_ONLINE_WARPS][ATTN_ONLINE_MAX_HEAD_DIM];
+    extern __shared__ float4 attn_tiles[];
     const int lane = threadIdx.x % ONLINE_WARP_THREADS;
     const int warp = threadIdx.x / ONLINE_WARP_THREADS;
+    const int dim = (int)args.head_dim;
+    const int chunk = (int)args.chunk;
+    const int stride4 = attn_tile_stride4(dim);
+    const int float4s = (int)ceil_div(dim, FLOATS_PER_VECTOR);
+    float4 *q_tile = attn_tiles;                           /* [ATTN_ONLINE_WARPS][stride4] */
+    float4 *k_tile = q_tile + ATTN_ONLINE_WARPS * stride4; /* [chunk][stride4] */
+    float4 *v_tile = k_tile + chunk * stride4;             /* [chunk][stride4] */
+
     const int64_t row_blocks = ceil_div(args.nq, ATTN_ONLINE_WARPS);
     const int64_t head_index = blockIdx.x / row_blocks; /* b * heads_q + h */
-    const int64_t i = (int64_t)(blockIdx.x % row_blocks) * ATTN_ONLINE_WARPS + warp;
-    if (i >= args.nq)
-        return; /* the whole warp leaves; no block-wide barrier follows */
+    const int64_t first_row = (int64_t)(blockIdx.x % row_blocks) * ATTN_ONLINE_WARPS;
+    const int rows = (int)(args.nq - first_row < ATTN_ONLINE_WARPS ? args.nq - first_row
+                                                                   : ATTN_ONLINE_WARPS);
+    const int64_t i = first_row + warp;
+    const bool has_row = warp < rows;
 
-    const int dim = (int)args.head_dim;
     const int64_t batch = head_index / args.heads_q;
     const int64_t kv_head = batch * args.heads_kv +
                             (head_index % args.heads_q) / (args.heads_q / args.heads_kv);
     const float *k = args.k + kv_head * args.nk * dim;
     const float *v = args.v + kv_head * args.nk * dim;
-    const int64_t row_offset = (head_index * args.nq + i) * dim;
+    const int64_t first_offset = (head_index * args.nq + first_row) * dim;
+    load_tile(q_tile, args.q + first_offset, rows, dim, stride4, vector_loads);
 
-    /* Every lane reads all of q for its dot products: keep it in shared memory. */
-    float *q = q_rows[warp];
-    for (int d = lane; d < dim; d += ONLINE_WARP_THREADS)
-        q[d] = args.q[row_offset + d];
-    __syncwarp();
-
-    const int64_t key_end = attn_online_key_end(args.mask, i, args.nq, args.nk);
+    const int64_t block_key_end = attn_online_key_end(args.mask, first_row + rows - 1, args.nq,
+                                                      args.nk);
+    const int64_t key_end = has_row ? attn_online_key_end(args.mask, i, args.nq, args.nk) : 0;
+    const float4 *q = q_tile + warp * stride4;
     online_state state = online_state_empty();
     float out[COLS_PER_LANE];
 #pragma unroll
     for (int c = 0; c < COLS_PER_LANE; ++c)
         out[c] = 0.0f;
 
-    for (int64_t start = 0; start < key_end; start += args.chunk) {
-        const int length = (int)(key_end - start < args.chunk ? key_end - start : args.chunk);
+    for (int64_t start = 0; start < block_key_end; start += chunk) {
+        const int tile_keys = (int)(block_key_end - start < chunk ? block_key_end - start : chunk);
+        load_tile(k_tile, k + start * dim, tile_keys, dim, stride4, vector_loads);
+        load_tile(v_tile, v + start * dim, tile_keys, dim, stride4, vector_loads);
+        __syncthreads(); /* the tiles (and q, the first time) are complete */
 
-        float score[KEYS_PER_LANE];
-        float chunk_max = -INFINITY;
+        if (start < key_end) { /* the same for the whole warp: its shuffles stay warp-wide */
+            const int length = (int)(key_end - start < chunk ? key_end - start : chunk);
+
+            float score[KEYS_PER_LANE];
+            float chunk_max = -INFINITY;
 #pragma unroll
-        for (int r = 0; r < KEYS_PER_LANE; ++r) {
-            const int key = lane + r * ONLINE_WARP_THREADS;
-            score[r] = -INFINITY; /* lanes past the chunk hold a masked score */
-            if (key < length) {
-                const float *k_row = k + (start + key) * dim;
-                float dot = 0.0f;
-                for (int d = 0; d < dim; ++d)
-                    dot = fmaf(q[d], k_row[d], dot);
+            for (int r = 0; r < KEYS_PER_LANE; ++r) {
+                const int key = lane + r * ONLINE_WARP_THREADS;
+                score[r] = -INFINITY; /* lanes past the chunk hold a masked score */
                 /* Rounded once here, so the max and the weight see the same score. */
-                score[r] = __fmul_rn(args.scale, dot);
+                if (key < length)
+                    score[r] =
+                        __fmul_rn(args.scale, dot_in_order(q, k_tile + key * stride4, float4s));
+                chunk_max = fmaxf(chunk_max, score[r]);
             }
-            chunk_max = fmaxf(chunk_max, score[r]);
-        }
-        const float max_new = online_running_max(state.max, warp_max(chunk_max));
-        const float alpha = online_correction(state.max, max_new);
+            const float max_new = online_running_max(state.max, warp_max(chunk_max));
+            const float alpha = online_correction(state.max, max_new);
 
-        float weight[KEYS_PER_LANE];
-        float chunk_sum = 0.0f;
+            float weight[KEYS_PER_LANE];
+            float chunk_sum = 0.0f;
 #pragma unroll
-        for (int r = 0; r < KEYS_PER_LANE; ++r) {
-            weight[r] = online_weight(score[r], max_new);
-            chunk_sum += weight[r];
-        }
-        state.sum = online_update_sum(state.sum, alpha, warp_sum(chunk_sum));
-        state.max = max_new;
+            for (int r = 0; r < KEYS_PER_LANE; ++r) {
+                weight[r] = online_weight(score[r], max_new);
+                chunk_sum += weight[r];
+            }
+            state.sum = online_update_sum(state.sum, alpha, warp_sum(chunk_sum));
+            state.max = max_new;
 
-        float chunk_out[COLS_PER_LANE];
+            float chunk_out[COLS_PER_LANE];
 #pragma unroll
-        for (int c = 0; c < COLS_PER_LANE; ++c)
-            chunk_out[c] = 0.0f;
+            for (int c = 0; c < COLS_PER_LANE; ++c)
+                chunk_out[c] = 0.0f;
 #pragma unroll
-        for (int r = 0; r < KEYS_PER_LANE; ++r) {
-            for (int source = 0; source < ONLINE_WARP_THREADS; ++source) {
-                const int key = r * ONLINE_WARP_THREADS + source;
-                if (key >= length)
-                    break; /* the same for every lane: the shuffle stays warp-wide */
-                const float w = __shfl_sync(FULL_WARP, weight[r], source);
-                const float *v_row = v + (start + key) * dim;
+            for (int r = 0; r < KEYS_PER_LANE; ++r) {
+                for (int source = 0; source < ONLINE_WARP_THREADS; ++source) {
+                    const int key = r * ONLINE_WARP_THREADS + source;
+                    if (key >= length)
+                        break; /* the same for every lane: the shuffle stays warp-wide */
+                    const float w = __shfl_sync(FULL_WARP, weight[r], source);
+                    const float *v_row = reinterpret_cast<const float *>(v_tile + key * stride4);
 #pragma unroll
-                for (int c = 0; c < COLS_PER_LANE; ++c) {
-                    const int col = lane + c * ONLINE_WARP_THREADS;
-                    if (col < dim)
-                        chunk_out[c] = fmaf(w, v_row[col], chunk_out[c]);
+                    for (int c = 0; c < COLS_PER_LANE; ++c) {
+                        const int col = lane + c * ONLINE_WARP_THREADS;
+                        if (col < dim)
+                            chunk_out[c] = fmaf(w, v_row[col], chunk_out[c]);
+                    }
                 }
             }
-        }
 #pragma unroll
-        for (int c = 0; c < COLS_PER_LANE; ++c)
-            out[c] = online_rescale_output(out[c], alpha, chunk_out[c]);
+            for (int c = 0; c < COLS_PER_LANE; ++c)
+                out[c] = online_rescale_output(out[c], alpha, chunk_out[c]);
+        }
+        __syncthreads(); /* every warp is done with these tiles before the next chunk's load */
     }
 
+    if (!has_row)
+        return;
+    const int64_t row_offset = first_offset + (int64_t)warp * dim;
 #pragma unroll
     for (int c = 0; c < COLS_PER_LANE; ++c) {
         const int col = lane + c * ONLINE_WARP_THREADS;
@@ -363,12 +474,23 @@ attn_rows_online_kernel(attn_online_args args)
         args.lse[head_index * args.nq + i] = online_lse(state);
 }
 
-/** Instantiates the kernel with just enough columns per lane for head_dim. */
+/**
+ * Instantiates the kernel with just enough columns per lane for head_dim.
+ * Above 48 KiB, dynamic shared memory is opt-in per kernel: the cap is set to
+ * the most this instantiation can need (the largest chunk), the same value on
+ * every call, so concurrent launches never lower it under one another.
+ */
 template <int COLS_PER_LANE>
-static fa_status launch_attn(const attn_online_args *args, int64_t blocks, cudaStream_t stream)
+static fa_status launch_attn(const attn_online_args *args, int64_t blocks, bool vector_loads,
+                             cudaStream_t stream)
 {
+    const int max_dim = COLS_PER_LANE * ONLINE_WARP_THREADS;
+    const size_t cap = attn_shared_bytes(max_dim, ATTN_ONLINE_MAX_CHUNK);
+    FA_CUDA_TRY(cudaFuncSetAttribute(attn_rows_online_kernel<COLS_PER_LANE>,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)cap));
+    const size_t bytes = attn_shared_bytes(args->head_dim, args->chunk);
     attn_rows_online_kernel<COLS_PER_LANE>
-        <<<(unsigned)blocks, ATTN_ONLINE_WARPS * ONLINE_WARP_THREADS, 0, stream>>>(*args);
+        <<<(unsigned)blocks, ATTN_ONLINE_THREADS, bytes, stream>>>(*args, vector_loads);
     FA_LAUNCH_CHECK();
     return FA_OK;
 }
@@ -380,12 +502,19 @@ extern "C" fa_status ref_attn_rows_online(const attn_online_args *args, cudaStre
     if (heads == 0 || args->nq == 0)
         return FA_OK;
     const int64_t blocks = heads * ceil_div(args->nq, ATTN_ONLINE_WARPS);
+    /* float4 loads need whole float4 rows and 16-byte aligned tensors (the
+     * contract promises only 4 bytes); the row offsets are then multiples of 4. */
+    const bool vector_loads = args->head_dim % FLOATS_PER_VECTOR == 0 &&
+                              fa_is_aligned(args->q, sizeof(float4)) &&
+                              fa_is_aligned(args->k, sizeof(float4)) &&
+                              fa_is_aligned(args->v, sizeof(float4));
     const int64_t cols_per_lane = ceil_div(args->head_dim, ONLINE_WARP_THREADS);
     if (cols_per_lane <= 1)
-        return launch_attn<1>(args, blocks, stream);
+        return launch_attn<1>(args, blocks, vector_loads, stream);
     if (cols_per_lane <= 2)
-        return launch_attn<2>(args, blocks, stream);
+        return launch_attn<2>(args, blocks, vector_loads, stream);
     if (cols_per_lane <= 4)
-        return launch_attn<4>(args, blocks, stream);
-    return launch_attn<ATTN_ONLINE_MAX_HEAD_DIM / ONLINE_WARP_THREADS>(args, blocks, stream);
+        return launch_attn<4>(args, blocks, vector_loads, stream);
+    return launch_attn<ATTN_ONLINE_MAX_HEAD_DIM / ONLINE_WARP_THREADS>(args, blocks, vector_loads,
+                                                                      stream);
 }

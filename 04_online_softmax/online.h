@@ -17,7 +17,8 @@
  *   on its own against the invariants of the lesson; they are not fast.
  * - M15 also: softmax_rows_online, the one-pass softmax of rows of any length.
  * - M16 also: attn_rows_online, attention one query row per warp with keys and
- *   values visited in chunks.
+ *   values visited in chunks; the warps of a block share each chunk of K and V
+ *   through shared memory.
  *
  * Rules shared by every launcher:
  * - pointers are device pointers to fp32 arrays with the 4-byte alignment of a
@@ -69,7 +70,7 @@ enum {
     SOFTMAX_ONLINE_CHUNK = 4,         /**< entries a thread folds into its state per update */
     SOFTMAX_ONLINE_MIN_THREADS = 32,  /**< threads per row for the shortest rows: one warp */
     SOFTMAX_ONLINE_MAX_THREADS = 256, /**< threads per row from 1024 entries on */
-    ATTN_ONLINE_WARPS = 4,            /**< query rows per attention block, one per warp */
+    ATTN_ONLINE_WARPS = 8,            /**< query rows per attention block, one per warp */
     ATTN_ONLINE_MAX_CHUNK = 64,       /**< largest key chunk: two keys per lane */
     ATTN_ONLINE_MAX_HEAD_DIM = 256    /**< largest head dimension: eight columns per lane */
 };
@@ -330,6 +331,15 @@ fa_status learner_softmax_rows_online(const float *x, float *p, float *lse, int6
  * args->chunk keys in order; o_i = sum_j exp(s_j - m) v_j / l and
  * lse_i = m + ln l, with the state (m, l, o) updated once per chunk. S and P
  * are never stored: Q, K, V are read and O written, nothing else.
+ *
+ * A block takes ::ATTN_ONLINE_WARPS consecutive rows of one (batch, head),
+ * one per warp, and copies each chunk of K and V into shared memory once for
+ * all of them; it stops after the last chunk any of its rows may see. The
+ * per-row arithmetic is that of one warp alone, so the result of a row does
+ * not depend on its neighbours. Shared memory per block:
+ * (::ATTN_ONLINE_WARPS + 2 chunk) rows of head_dim floats (padded), at most
+ * about 138 KiB (head_dim 256, chunk 64): more than 48 KiB is opted into on
+ * each launch.
  *
  * fp32 throughout: dot products by FMA in the order d = 0..head_dim-1, expf,
  * one division per output. A row with no allowed key gets o = 0 and
