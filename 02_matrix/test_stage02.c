@@ -843,11 +843,8 @@ static void gpu_unwritten_detected(fa_tests *t)
 
 static int run_gpu(void)
 {
-    char why[256] = "";
-    if (!fa_gpu_usable(why, sizeof why)) {
-        printf("test_stage02 gpu: skipped: %s\n", why);
+    if (fa_gpu_skip("test_stage02 gpu"))
         return FA_EXIT_SKIP;
-    }
     fa_tests t = {0};
     gpu_milestone_checks(&t);
     gpu_matmul_equals_model(&t);
@@ -857,20 +854,13 @@ static int run_gpu(void)
     gpu_unwritten_detected(&t);
     return fa_tests_finish(&t);
 }
-#else
-static int run_gpu(void)
-{
-    printf("test_stage02 gpu: skipped: built without CUDA\n");
-    return FA_EXIT_SKIP;
-}
-#endif
+#endif /* FA_HAVE_CUDA */
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "cpu") == 0)
-        return run_cpu();
-    if (argc == 2 && strcmp(argv[1], "gpu") == 0)
-        return run_gpu();
-    fprintf(stderr, "usage: %s cpu|gpu\n", argv[0]);
-    return FA_EXIT_USAGE;
+#if FA_HAVE_CUDA
+    return fa_test_main(argc, argv, run_cpu, run_gpu);
+#else
+    return fa_test_main(argc, argv, run_cpu, NULL);
+#endif
 }

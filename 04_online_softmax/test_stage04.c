@@ -1639,11 +1639,8 @@ static void test_checker_catches_errors(fa_tests *t)
 
 static int run_gpu(void)
 {
-    char why[256] = "";
-    if (!fa_gpu_usable(why, sizeof why)) {
-        printf("test_stage04 gpu: skipped, %s\n", why);
+    if (fa_gpu_skip("test_stage04 gpu"))
         return FA_EXIT_SKIP;
-    }
     fa_tests t = {0};
     test_reference_checks(&t);
     test_traces_match_model(&t);
@@ -1653,20 +1650,13 @@ static int run_gpu(void)
     test_checker_catches_errors(&t);
     return fa_tests_finish(&t);
 }
-#else
-static int run_gpu(void)
-{
-    printf("test_stage04 gpu: skipped, built without CUDA\n");
-    return FA_EXIT_SKIP;
-}
-#endif
+#endif /* FA_HAVE_CUDA */
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "cpu") == 0)
-        return run_cpu();
-    if (argc == 2 && strcmp(argv[1], "gpu") == 0)
-        return run_gpu();
-    fprintf(stderr, "usage: %s cpu|gpu\n", argv[0]);
-    return FA_EXIT_USAGE;
+#if FA_HAVE_CUDA
+    return fa_test_main(argc, argv, run_cpu, run_gpu);
+#else
+    return fa_test_main(argc, argv, run_cpu, NULL);
+#endif
 }

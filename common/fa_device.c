@@ -35,6 +35,15 @@ bool fa_gpu_usable(char *why, size_t cap)
     return false;
 }
 
+bool fa_gpu_skip(const char *program)
+{
+    char why[256] = "";
+    if (fa_gpu_usable(why, sizeof why))
+        return false;
+    printf("%s: skipped, %s\n", program, why);
+    return true;
+}
+
 fa_status fa_device_alloc(void **ptr, size_t bytes)
 {
     if (ptr == NULL)

@@ -45,6 +45,12 @@ fa_status fa_cuda_fail(cudaError_t error, const char *expr, const char *file, in
  */
 bool fa_gpu_usable(char *why, size_t cap);
 
+/**
+ * For GPU test programs: when no GPU is usable, prints "<program>: skipped,
+ * <why>" and returns true (the program then exits FA_EXIT_SKIP).
+ */
+bool fa_gpu_skip(const char *program);
+
 /** cudaMalloc that reports the size on failure; *ptr is NULL for 0 bytes. */
 fa_status fa_device_alloc(void **ptr, size_t bytes);
 

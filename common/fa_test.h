@@ -43,6 +43,13 @@ int fa_tests_finish(const fa_tests *t);
 /** Exit code that CTest reads as "skipped" (SKIP_RETURN_CODE). */
 enum { FA_EXIT_SKIP = 77, FA_EXIT_USAGE = 2 };
 
+/**
+ * The main() of a stage's test program: `prog cpu` returns run_cpu(), `prog
+ * gpu` returns run_gpu(), or FA_EXIT_SKIP when @p run_gpu is NULL (built
+ * without CUDA); anything else prints a usage line and returns FA_EXIT_USAGE.
+ */
+int fa_test_main(int argc, char **argv, int (*run_cpu)(void), int (*run_gpu)(void));
+
 #ifdef __cplusplus
 }
 #endif
