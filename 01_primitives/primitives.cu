@@ -23,6 +23,7 @@
 
 #include "fa_device.h"
 #include "primitives.h"
+#include "fa_index.h"
 
 enum {
     ELEMENTWISE_THREADS = PRIMITIVES_ELEMENTWISE_THREADS,
@@ -42,11 +43,6 @@ static_assert((ROW_WARPS & (ROW_WARPS - 1)) == 0 && ROW_WARPS <= WARP_THREADS,
 /** Every lane of the warp takes part in a shuffle. */
 static const unsigned FULL_WARP_MASK = 0xffffffffu;
 
-static int64_t ceil_div(int64_t a, int64_t b)
-{
-    return (a + b - 1) / b;
-}
-
 /**
  * Grid of an elementwise launch over @p n floats: one block per 256 vectors,
  * but no more blocks than the GPU holds at once. The grid-stride loop then
@@ -58,8 +54,8 @@ static fa_status elementwise_blocks(int64_t n, int *blocks)
     FA_CUDA_TRY(cudaGetDevice(&device));
     FA_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     FA_CUDA_TRY(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-    const int64_t vectors = ceil_div(n, VECTOR_FLOATS); /* the last one may be a partial tail */
-    const int64_t wanted = ceil_div(vectors, ELEMENTWISE_THREADS);
+    const int64_t vectors = fa_ceil_div(n, VECTOR_FLOATS); /* the last one may be a partial tail */
+    const int64_t wanted = fa_ceil_div(vectors, ELEMENTWISE_THREADS);
     const int64_t resident = (int64_t)sms * (threads_per_sm / ELEMENTWISE_THREADS);
     *blocks = (int)(wanted < resident ? wanted : resident);
     return FA_OK;

@@ -29,12 +29,7 @@
 #include "fa_device.h"
 #include "matrix.h"
 #include "tensor_core.cuh"
-
-/** Ceil-division: grid sizes, and tile counts inside the kernels. */
-static __host__ __device__ constexpr int64_t ceil_div(int64_t a, int64_t b)
-{
-    return (a + b - 1) / b;
-}
+#include "fa_index.h"
 
 /** True when @p p is a multiple of @p alignment bytes. */
 static bool aligned_to(const void *p, uintptr_t alignment)
@@ -88,7 +83,7 @@ extern "C" fa_status ref_matmul_naive(const float *a, const float *b, float *c, 
     if (m == 0 || n == 0)
         return FA_OK;
     const dim3 block(NAIVE_TILE, NAIVE_TILE);
-    const dim3 grid((unsigned)ceil_div(n, NAIVE_TILE), (unsigned)ceil_div(m, NAIVE_TILE));
+    const dim3 grid((unsigned)fa_ceil_div(n, NAIVE_TILE), (unsigned)fa_ceil_div(m, NAIVE_TILE));
     if (layout == FA_B_ROW_MAJOR)
         matmul_naive_kernel<FA_B_ROW_MAJOR><<<grid, block, 0, stream>>>(a, b, c, m, n, k);
     else
@@ -149,7 +144,7 @@ extern "C" fa_status ref_matmul_smem_tiled(const float *a, const float *b, float
     if (m == 0 || n == 0)
         return FA_OK;
     const dim3 block(TILED_TILE, TILED_TILE);
-    const dim3 grid((unsigned)ceil_div(n, TILED_TILE), (unsigned)ceil_div(m, TILED_TILE));
+    const dim3 grid((unsigned)fa_ceil_div(n, TILED_TILE), (unsigned)fa_ceil_div(m, TILED_TILE));
     if (layout == FA_B_ROW_MAJOR)
         matmul_smem_tiled_kernel<FA_B_ROW_MAJOR><<<grid, block, 0, stream>>>(a, b, c, m, n, k);
     else
@@ -290,7 +285,7 @@ static __global__ void __launch_bounds__(RB_THREADS, 2)
 
     const int tx = tid % RB_THREADS_N, ty = tid / RB_THREADS_N;
     float acc[RB_THREAD_M][RB_THREAD_N] = {};
-    const int64_t k_tiles = ceil_div(k, RB_BLOCK_K);
+    const int64_t k_tiles = fa_ceil_div(k, RB_BLOCK_K);
 
     float4 a_next, b_next;
     rb_fetch<LAYOUT>(a, b, m, n, k, row0, col0, 0, a_vector, b_vector, &a_next, &b_next);
@@ -351,7 +346,7 @@ extern "C" fa_status ref_matmul_register_blocked(const float *a, const float *b,
     const bool b_vector = (layout == FA_B_ROW_MAJOR ? n : k) % RB_VECTOR == 0 &&
                           aligned_to(b, sizeof(float4));
     const bool c_vector = n % RB_VECTOR == 0 && aligned_to(c, sizeof(float4));
-    const dim3 grid((unsigned)ceil_div(n, RB_BLOCK_N), (unsigned)ceil_div(m, RB_BLOCK_M));
+    const dim3 grid((unsigned)fa_ceil_div(n, RB_BLOCK_N), (unsigned)fa_ceil_div(m, RB_BLOCK_M));
     if (layout == FA_B_ROW_MAJOR)
         matmul_register_blocked_kernel<FA_B_ROW_MAJOR><<<grid, RB_THREADS, 0, stream>>>(
             a, b, c, m, n, k, a_vector, b_vector, c_vector);
@@ -722,7 +717,7 @@ static __global__ void __launch_bounds__(MMA_THREADS, 2)
     const unsigned in_group = (blockIdx.y - first_row) * gridDim.x + blockIdx.x;
     const int64_t row0 = (int64_t)(first_row + in_group % rows_in_group) * MMA_BLOCK_M;
     const int64_t col0 = (int64_t)(in_group / rows_in_group) * MMA_BLOCK_N;
-    const int k_tiles = (int)ceil_div(k, MMA_BLOCK_K);
+    const int k_tiles = (int)fa_ceil_div(k, MMA_BLOCK_K);
 
     mma_operands op = {a, b, m, n, k, row0, col0, {}, {}};
     if constexpr (ALIGNED) {
@@ -771,7 +766,7 @@ static fa_status launch_mma(const uint16_t *a, const uint16_t *b, float *c, int6
                             int64_t k, cudaStream_t stream)
 {
     const bool c_pairs = n % 2 == 0 && aligned_to(c, sizeof(float2));
-    const dim3 grid((unsigned)ceil_div(n, MMA_BLOCK_N), (unsigned)ceil_div(m, MMA_BLOCK_M));
+    const dim3 grid((unsigned)fa_ceil_div(n, MMA_BLOCK_N), (unsigned)fa_ceil_div(m, MMA_BLOCK_M));
     /* 64 KiB of shared memory is more than the 48 KiB a block gets unasked; and ask for
      * the largest shared-memory carveout, so that two blocks fit on an SM (the kernel
      * reads global memory through cp.async.cg, which skips L1 anyway). */

@@ -24,17 +24,13 @@
 
 #include "fa_device.h"
 #include "matrix.h"
+#include "fa_index.h"
 
 constexpr int TRANSPOSE_TILE = 32;       /**< a block moves a 32 x 32 tile */
 constexpr int TRANSPOSE_ROWS = 8;        /**< threads per block along the tile's rows */
 constexpr int TRANSPOSE_PADDED = TRANSPOSE_TILE + 1; /**< shared row length: see the kernel */
 static_assert(TRANSPOSE_TILE % TRANSPOSE_ROWS == 0, "each thread moves TILE / ROWS elements");
 static_assert(MATRIX_MAX_ROWS / TRANSPOSE_TILE <= 65535, "row tiles fit the grid's y dimension");
-
-static int64_t ceil_div(int64_t a, int64_t b)
-{
-    return (a + b - 1) / b;
-}
 
 /**
  * Thread (tx, ty) copies in[r][c] to out[c][r] for c = tile column + tx and
@@ -103,7 +99,7 @@ static fa_status transpose_vector(const float *in, float *out, int64_t count, cu
 /** Grid of 32x32 tiles: x over the input's columns, y over its rows. */
 static dim3 transpose_grid(int64_t rows, int64_t cols)
 {
-    return dim3((unsigned)ceil_div(cols, TRANSPOSE_TILE), (unsigned)ceil_div(rows, TRANSPOSE_TILE));
+    return dim3((unsigned)fa_ceil_div(cols, TRANSPOSE_TILE), (unsigned)fa_ceil_div(rows, TRANSPOSE_TILE));
 }
 
 extern "C" fa_status ref_transpose_naive(const float *in, float *out, int64_t rows, int64_t cols,

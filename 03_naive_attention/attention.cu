@@ -31,6 +31,7 @@
 
 #include "attention.h"
 #include "fa_device.h"
+#include "fa_index.h"
 
 constexpr int TILE = NAIVE_ATTN_TILE;  /**< 32 x 32 outputs per block, reduced 32 at a time */
 constexpr int TILE_PADDED = TILE + 1;  /**< +1 column: a column of the tile spans all 32 banks */
@@ -42,12 +43,6 @@ static_assert(TILE * TILE <= 1024, "one thread per output of a tile");
 static_assert(TILE == WARP, "a warp covers one row of a tile: broadcast and conflict-free reads");
 static_assert(SOFTMAX_THREADS % WARP == 0, "whole warps");
 static_assert(SOFTMAX_WARPS <= WARP, "the warp totals are reduced by one warp");
-
-/** Ceil-division for tile counts. */
-static __host__ __device__ int64_t ceil_div(int64_t a, int64_t b)
-{
-    return (a + b - 1) / b;
-}
 
 /** Blocks of a grid-stride launch over @p work items: one each, up to the grid limit. */
 static unsigned grid_blocks(int64_t work)
@@ -78,7 +73,7 @@ static __global__ void __launch_bounds__(TILE *TILE)
     __shared__ float k_tile[TILE][TILE_PADDED]; /* [key row][d] */
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int64_t nq = dims.nq, nk = dims.nk, dim = dims.head_dim;
-    const int64_t row_tiles = ceil_div(nq, TILE), col_tiles = ceil_div(nk, TILE);
+    const int64_t row_tiles = fa_ceil_div(nq, TILE), col_tiles = fa_ceil_div(nk, TILE);
     const int64_t tiles = dims.batch * dims.heads * row_tiles * col_tiles;
 
     for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
@@ -123,7 +118,7 @@ extern "C" fa_status ref_attn_scores(const void *q, const void *k, float *s, fa_
 {
     FA_TRY(attn_scores_validate(q, k, s, dtype, dims, scale));
     const int64_t tiles =
-        dims.batch * dims.heads * ceil_div(dims.nq, TILE) * ceil_div(dims.nk, TILE);
+        dims.batch * dims.heads * fa_ceil_div(dims.nq, TILE) * fa_ceil_div(dims.nk, TILE);
     if (tiles == 0)
         return FA_OK;
     const unsigned grid = grid_blocks(tiles);
@@ -275,7 +270,7 @@ static __global__ void __launch_bounds__(TILE *TILE)
     __shared__ float v_tile[TILE][TILE]; /* [key][column of v] */
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int64_t nq = dims.nq, nk = dims.nk, dim = dims.head_dim;
-    const int64_t row_tiles = ceil_div(nq, TILE), col_tiles = ceil_div(dim, TILE);
+    const int64_t row_tiles = fa_ceil_div(nq, TILE), col_tiles = fa_ceil_div(dim, TILE);
     const int64_t tiles = dims.batch * dims.heads * row_tiles * col_tiles;
 
     for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
@@ -321,7 +316,7 @@ extern "C" fa_status ref_attn_pv(const float *p, const void *v, float *o, fa_dty
 {
     FA_TRY(attn_pv_validate(p, v, o, dtype, dims));
     const int64_t tiles =
-        dims.batch * dims.heads * ceil_div(dims.nq, TILE) * ceil_div(dims.head_dim, TILE);
+        dims.batch * dims.heads * fa_ceil_div(dims.nq, TILE) * fa_ceil_div(dims.head_dim, TILE);
     if (tiles == 0)
         return FA_OK;
     const unsigned grid = grid_blocks(tiles);

@@ -21,6 +21,7 @@
 
 #include "fa_device.h"
 #include "online_state.cuh"
+#include "fa_index.h"
 
 /** All 32 lanes take part in every shuffle of this file. */
 static constexpr unsigned FULL_WARP = 0xFFFFFFFFu;
@@ -42,12 +43,6 @@ static_assert((SOFTMAX_ONLINE_MIN_THREADS & (SOFTMAX_ONLINE_MIN_THREADS - 1)) ==
 static_assert(SOFTMAX_ONLINE_MIN_THREADS >= ONLINE_WARP_THREADS &&
                   SOFTMAX_MAX_WARPS <= ONLINE_WARP_THREADS,
               "whole warps per row, and one warp merges the warps' states");
-
-/** ceil(a / b) for a >= 0, b > 0. */
-static constexpr __host__ __device__ int64_t ceil_div(int64_t a, int64_t b)
-{
-    return a / b + (a % b != 0);
-}
 
 /* ---- M13-M16: the traces ---------------------------------------------------------------- */
 
@@ -112,7 +107,7 @@ static fa_status launch_trace(const float *x, const float *v, float *trace, int6
 {
     if (rows == 0 || n == 0)
         return FA_OK;
-    const int64_t blocks = ceil_div(rows, ONLINE_TRACE_THREADS);
+    const int64_t blocks = fa_ceil_div(rows, ONLINE_TRACE_THREADS);
     online_trace_kernel<TRACE><<<(unsigned)blocks, ONLINE_TRACE_THREADS, 0, stream>>>(
         x, v, trace, rows, n, chunk, online_chunk_count(n, chunk));
     FA_LAUNCH_CHECK();
@@ -273,7 +268,7 @@ static __device__ __forceinline__ float warp_sum(float value)
  */
 static constexpr __host__ __device__ int attn_tile_stride4(int64_t head_dim)
 {
-    return (int)ceil_div(head_dim, FLOATS_PER_VECTOR) | 1;
+    return (int)fa_ceil_div(head_dim, FLOATS_PER_VECTOR) | 1;
 }
 
 /** Dynamic shared memory of one block: q of its rows, then a chunk of K and one of V. */
@@ -299,7 +294,7 @@ static_assert(attn_shared_bytes(ATTN_ONLINE_MAX_HEAD_DIM, ATTN_ONLINE_MAX_CHUNK)
 static __device__ void load_tile(float4 *tile, const float *src, int rows, int dim, int stride4,
                                  bool vector)
 {
-    const int float4s = (int)ceil_div(dim, FLOATS_PER_VECTOR);
+    const int float4s = (int)fa_ceil_div(dim, FLOATS_PER_VECTOR);
     for (int slot = threadIdx.x; slot < rows * float4s; slot += blockDim.x) {
         const int row = slot / float4s, column4 = slot % float4s;
         const float *from = src + (int64_t)row * dim + (int64_t)column4 * FLOATS_PER_VECTOR;
@@ -369,12 +364,12 @@ attn_rows_online_kernel(attn_online_args args, bool vector_loads)
     const int dim = (int)args.head_dim;
     const int chunk = (int)args.chunk;
     const int stride4 = attn_tile_stride4(dim);
-    const int float4s = (int)ceil_div(dim, FLOATS_PER_VECTOR);
+    const int float4s = (int)fa_ceil_div(dim, FLOATS_PER_VECTOR);
     float4 *q_tile = attn_tiles;                           /* [ATTN_ONLINE_WARPS][stride4] */
     float4 *k_tile = q_tile + ATTN_ONLINE_WARPS * stride4; /* [chunk][stride4] */
     float4 *v_tile = k_tile + chunk * stride4;             /* [chunk][stride4] */
 
-    const int64_t row_blocks = ceil_div(args.nq, ATTN_ONLINE_WARPS);
+    const int64_t row_blocks = fa_ceil_div(args.nq, ATTN_ONLINE_WARPS);
     const int64_t head_index = blockIdx.x / row_blocks; /* b * heads_q + h */
     const int64_t first_row = (int64_t)(blockIdx.x % row_blocks) * ATTN_ONLINE_WARPS;
     const int rows = (int)(args.nq - first_row < ATTN_ONLINE_WARPS ? args.nq - first_row
@@ -501,14 +496,14 @@ extern "C" fa_status ref_attn_rows_online(const attn_online_args *args, cudaStre
     const int64_t heads = args->batch * args->heads_q;
     if (heads == 0 || args->nq == 0)
         return FA_OK;
-    const int64_t blocks = heads * ceil_div(args->nq, ATTN_ONLINE_WARPS);
+    const int64_t blocks = heads * fa_ceil_div(args->nq, ATTN_ONLINE_WARPS);
     /* float4 loads need whole float4 rows and 16-byte aligned tensors (the
      * contract promises only 4 bytes); the row offsets are then multiples of 4. */
     const bool vector_loads = args->head_dim % FLOATS_PER_VECTOR == 0 &&
                               fa_is_aligned(args->q, sizeof(float4)) &&
                               fa_is_aligned(args->k, sizeof(float4)) &&
                               fa_is_aligned(args->v, sizeof(float4));
-    const int64_t cols_per_lane = ceil_div(args->head_dim, ONLINE_WARP_THREADS);
+    const int64_t cols_per_lane = fa_ceil_div(args->head_dim, ONLINE_WARP_THREADS);
     if (cols_per_lane <= 1)
         return launch_attn<1>(args, blocks, vector_loads, stream);
     if (cols_per_lane <= 2)

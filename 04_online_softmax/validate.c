@@ -7,6 +7,7 @@
  * tested on machines without a GPU. Nothing here dereferences a pointer.
  */
 #include "online.h"
+#include "fa_index.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -28,9 +29,6 @@ static int64_t product_within(int64_t a, int64_t b, int64_t limit)
         return -1;
     return a * b;
 }
-
-/** ceil(a / b) for a >= 0, b > 0. */
-static int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
 /** True when [p, p + p_floats) and [q, q + q_floats) share a byte (NULL or empty never does). */
 static bool ranges_overlap(const float *p, int64_t p_floats, const float *q, int64_t q_floats)
@@ -100,7 +98,7 @@ static fa_status check_trace(const char *op, const float *x, bool with_values, c
             FA_ERR_OVERFLOW,
             "%s: rows * n = %lld * %lld floats, expected at most %lld (64-bit byte offsets)", op,
             (long long)rows, (long long)n, (long long)MAX_FLOATS);
-    if (ceil_div(rows, ONLINE_TRACE_THREADS) > MAX_GRID_BLOCKS)
+    if (fa_ceil_div(rows, ONLINE_TRACE_THREADS) > MAX_GRID_BLOCKS)
         return fa_fail(
             FA_ERR_OVERFLOW,
             "%s: rows = %lld, expected at most %lld (one thread per row, 2^31 - 1 blocks)", op,
@@ -224,13 +222,13 @@ fa_status attn_rows_online_validate(const attn_online_args *args)
                        op, (long long)args->batch, (long long)args->heads_kv, (long long)args->nk,
                        (long long)args->head_dim, (long long)MAX_FLOATS);
     const int64_t blocks =
-        product_within(heads, ceil_div(args->nq, ATTN_ONLINE_WARPS), MAX_GRID_BLOCKS);
+        product_within(heads, fa_ceil_div(args->nq, ATTN_ONLINE_WARPS), MAX_GRID_BLOCKS);
     if (blocks < 0)
         return fa_fail(FA_ERR_OVERFLOW,
                        "%s: batch * heads_q * ceil(nq / %d) = %lld * %lld * %lld blocks, expected "
                        "at most %lld",
                        op, ATTN_ONLINE_WARPS, (long long)args->batch, (long long)args->heads_q,
-                       (long long)ceil_div(args->nq, ATTN_ONLINE_WARPS),
+                       (long long)fa_ceil_div(args->nq, ATTN_ONLINE_WARPS),
                        (long long)MAX_GRID_BLOCKS);
     if (rows == 0)
         return FA_OK;

@@ -14,6 +14,7 @@
 
 #include "fa_half.h"
 #include "fa_reference.h"
+#include "fa_index.h"
 
 /* Unit roundoffs. A truncating sum loses up to one ulp per step, twice u. */
 #define U32 0x1p-24
@@ -73,14 +74,12 @@ static double tensor_core_roundings(int64_t terms, int64_t blocks)
     return terms <= 1 ? 0.0 : (double)terms + 2.0 * (double)blocks;
 }
 
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 /** Bound on |fl(q.k) - q.k| (unscaled) for a dot product with sum |q_d k_d| = @p abs_dot. */
 static double dot_error(const fa_attn_method *m, int64_t head_dim, double abs_dot)
 {
     double gamma;
     if (m->accumulation == FA_ACCUM_TENSOR_CORE) {
-        gamma = fa_gamma(tensor_core_roundings(head_dim, ceil_div(head_dim, TC_ALIGN_BLOCK)),
+        gamma = fa_gamma(tensor_core_roundings(head_dim, fa_ceil_div(head_dim, TC_ALIGN_BLOCK)),
                          U_TRUNCATE);
     } else {
         /* A chain of D FFMAs rounds at most D times; one more covers a kernel
@@ -111,7 +110,7 @@ static int64_t replay_order(const fa_attn_method *m, const fa_bound_row_input *i
 {
     const int64_t n = in->keys;
     const int64_t block = m->block_n > 0 ? m->block_n : n;
-    const int64_t nblocks = ceil_div(n, block);
+    const int64_t nblocks = fa_ceil_div(n, block);
     const bool exp2_prescaled = m->exp_method == FA_EXP_EXP2_PRESCALED;
     int64_t rises = 0;
 
@@ -221,7 +220,7 @@ void fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *in, do
     /* P.V: the same chain for the products p_j v_jc, plus the R rescales of O. */
     double gamma_pv;
     if (method->accumulation == FA_ACCUM_TENSOR_CORE) {
-        const int64_t span_blocks = ceil_div(last - first + 1, TC_ALIGN_BLOCK) + 1;
+        const int64_t span_blocks = fa_ceil_div(last - first + 1, TC_ALIGN_BLOCK) + 1;
         gamma_pv = fa_gamma(tensor_core_roundings(allowed, span_blocks) + (double)rises, U_TRUNCATE);
     } else {
         /* Products of a 16-bit P and 16-bit V are exact in fp32 (at most 22

@@ -23,6 +23,7 @@
 
 #include "fa_device.h"
 #include "primitives.h"
+#include "fa_index.h"
 
 enum {
     ELEMENTWISE_THREADS = PRIMITIVES_ELEMENTWISE_THREADS,
@@ -34,11 +35,6 @@ enum {
 static_assert(sizeof(float4) == VECTOR_FLOATS * sizeof(float), "a float4 holds VECTOR_FLOATS floats");
 static_assert(ROW_THREADS % WARP_THREADS == 0, "blocks are made of whole warps");
 
-static int64_t ceil_div(int64_t a, int64_t b)
-{
-    return (a + b - 1) / b;
-}
-
 /* Grid of an elementwise launch: one block per 256 vectors of 4 floats, capped
  * at the number of blocks the GPU holds at once (your grid-stride loop covers
  * the rest). */
@@ -48,8 +44,8 @@ static fa_status elementwise_blocks(int64_t n, int *blocks)
     FA_CUDA_TRY(cudaGetDevice(&device));
     FA_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     FA_CUDA_TRY(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-    const int64_t vectors = ceil_div(n, VECTOR_FLOATS);
-    const int64_t wanted = ceil_div(vectors, ELEMENTWISE_THREADS);
+    const int64_t vectors = fa_ceil_div(n, VECTOR_FLOATS);
+    const int64_t wanted = fa_ceil_div(vectors, ELEMENTWISE_THREADS);
     const int64_t resident = (int64_t)sms * (threads_per_sm / ELEMENTWISE_THREADS);
     *blocks = (int)(wanted < resident ? wanted : resident);
     return FA_OK;

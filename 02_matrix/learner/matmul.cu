@@ -24,12 +24,7 @@
 #include "fa_device.h"
 #include "matrix.h"
 #include "tensor_core.cuh"
-
-/** Ceil-division: grid sizes, and tile counts inside the kernels. */
-static __host__ __device__ constexpr int64_t ceil_div(int64_t a, int64_t b)
-{
-    return (a + b - 1) / b;
-}
+#include "fa_index.h"
 
 /** True when @p p is a multiple of @p alignment bytes. */
 static bool aligned_to(const void *p, uintptr_t alignment)
@@ -69,7 +64,7 @@ static fa_status run_matmul_naive(const float *a, const float *b, float *c, int6
     if (m == 0 || n == 0)
         return FA_OK;
     const dim3 block(NAIVE_TILE, NAIVE_TILE);
-    const dim3 grid((unsigned)ceil_div(n, NAIVE_TILE), (unsigned)ceil_div(m, NAIVE_TILE));
+    const dim3 grid((unsigned)fa_ceil_div(n, NAIVE_TILE), (unsigned)fa_ceil_div(m, NAIVE_TILE));
     if (layout == FA_B_ROW_MAJOR)
         matmul_naive_kernel<FA_B_ROW_MAJOR><<<grid, block, 0, stream>>>(a, b, c, m, n, k);
     else
@@ -123,7 +118,7 @@ static fa_status run_matmul_smem_tiled(const float *a, const float *b, float *c,
     if (m == 0 || n == 0)
         return FA_OK;
     const dim3 block(TILED_TILE, TILED_TILE);
-    const dim3 grid((unsigned)ceil_div(n, TILED_TILE), (unsigned)ceil_div(m, TILED_TILE));
+    const dim3 grid((unsigned)fa_ceil_div(n, TILED_TILE), (unsigned)fa_ceil_div(m, TILED_TILE));
     if (layout == FA_B_ROW_MAJOR)
         matmul_smem_tiled_kernel<FA_B_ROW_MAJOR><<<grid, block, 0, stream>>>(a, b, c, m, n, k);
     else
@@ -200,7 +195,7 @@ static fa_status run_matmul_register_blocked(const float *a, const float *b, flo
     const bool b_vector = (layout == FA_B_ROW_MAJOR ? n : k) % RB_VECTOR == 0 &&
                           aligned_to(b, sizeof(float4));
     const bool c_vector = n % RB_VECTOR == 0 && aligned_to(c, sizeof(float4));
-    const dim3 grid((unsigned)ceil_div(n, RB_BLOCK_N), (unsigned)ceil_div(m, RB_BLOCK_M));
+    const dim3 grid((unsigned)fa_ceil_div(n, RB_BLOCK_N), (unsigned)fa_ceil_div(m, RB_BLOCK_M));
     if (layout == FA_B_ROW_MAJOR)
         matmul_register_blocked_kernel<FA_B_ROW_MAJOR><<<grid, RB_THREADS, 0, stream>>>(
             a, b, c, m, n, k, a_vector, b_vector, c_vector);
@@ -268,7 +263,7 @@ static fa_status launch_mma(const uint16_t *a, const uint16_t *b, float *c, int6
                             int64_t k, cudaStream_t stream)
 {
     const bool c_pairs = n % 2 == 0 && aligned_to(c, sizeof(float2));
-    const dim3 grid((unsigned)ceil_div(n, MMA_BLOCK_N), (unsigned)ceil_div(m, MMA_BLOCK_M));
+    const dim3 grid((unsigned)fa_ceil_div(n, MMA_BLOCK_N), (unsigned)fa_ceil_div(m, MMA_BLOCK_M));
     matmul_mma_bf16_kernel<LAYOUT, ALIGNED><<<grid, MMA_THREADS, 0, stream>>>(a, b, c, m, n, k,
                                                                              c_pairs);
     FA_LAUNCH_CHECK();

@@ -13,16 +13,12 @@
 
 #include "fa_device.h"
 #include "matrix.h"
+#include "fa_index.h"
 
 constexpr int TRANSPOSE_TILE = 32;       /**< a block moves a 32 x 32 tile */
 constexpr int TRANSPOSE_ROWS = 8;        /**< threads per block along the tile's rows */
 static_assert(TRANSPOSE_TILE % TRANSPOSE_ROWS == 0, "each thread moves TILE / ROWS elements");
 static_assert(MATRIX_MAX_ROWS / TRANSPOSE_TILE <= 65535, "row tiles fit the grid's y dimension");
-
-static int64_t ceil_div(int64_t a, int64_t b)
-{
-    return (a + b - 1) / b;
-}
 
 /**
  * Version 1: out[c][r] = in[r][c], in is [rows][cols], out is [cols][rows].
@@ -62,7 +58,7 @@ static __global__ void __launch_bounds__(TRANSPOSE_TILE *TRANSPOSE_ROWS)
 /** Grid of 32x32 tiles: x over the input's columns, y over its rows. */
 static dim3 transpose_grid(int64_t rows, int64_t cols)
 {
-    return dim3((unsigned)ceil_div(cols, TRANSPOSE_TILE), (unsigned)ceil_div(rows, TRANSPOSE_TILE));
+    return dim3((unsigned)fa_ceil_div(cols, TRANSPOSE_TILE), (unsigned)fa_ceil_div(rows, TRANSPOSE_TILE));
 }
 
 /** The complete launch code, as in the reference: validation, grid, launch. */

@@ -28,6 +28,7 @@
 
 #include "attention.h"
 #include "fa_device.h"
+#include "fa_index.h"
 
 constexpr int TILE = NAIVE_ATTN_TILE;         /* 32 x 32 outputs per block */
 [[maybe_unused]] constexpr int TILE_PADDED = TILE + 1; /* a tile column spans all 32 banks */
@@ -39,11 +40,6 @@ static_assert(TILE * TILE <= 1024, "one thread per output of a tile");
 static_assert(TILE == WARP, "a warp covers one row of a tile");
 static_assert(SOFTMAX_THREADS % WARP == 0, "whole warps");
 static_assert(SOFTMAX_WARPS <= WARP, "the warp totals are reduced by one warp");
-
-static __host__ __device__ int64_t ceil_div(int64_t a, int64_t b)
-{
-    return (a + b - 1) / b;
-}
 
 static unsigned grid_blocks(int64_t work)
 {
@@ -116,7 +112,7 @@ static fa_status run_attn_scores(const void *q, const void *k, float *s, fa_dtyp
 {
     FA_TRY(attn_scores_validate(q, k, s, dtype, dims, scale));
     const int64_t tiles =
-        dims.batch * dims.heads * ceil_div(dims.nq, TILE) * ceil_div(dims.nk, TILE);
+        dims.batch * dims.heads * fa_ceil_div(dims.nq, TILE) * fa_ceil_div(dims.nk, TILE);
     if (tiles == 0)
         return FA_OK;
     const unsigned grid = grid_blocks(tiles);
@@ -294,7 +290,7 @@ static fa_status run_attn_pv(const float *p, const void *v, float *o, fa_dtype d
 {
     FA_TRY(attn_pv_validate(p, v, o, dtype, dims));
     const int64_t tiles =
-        dims.batch * dims.heads * ceil_div(dims.nq, TILE) * ceil_div(dims.head_dim, TILE);
+        dims.batch * dims.heads * fa_ceil_div(dims.nq, TILE) * fa_ceil_div(dims.head_dim, TILE);
     if (tiles == 0)
         return FA_OK;
     const unsigned grid = grid_blocks(tiles);

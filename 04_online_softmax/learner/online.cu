@@ -38,6 +38,7 @@
 
 #include "fa_device.h"
 #include "online.h"
+#include "fa_index.h"
 
 static constexpr unsigned FULL_WARP = 0xFFFFFFFFu;
 /* Keys each lane scores per chunk (attention), warps per softmax block at most. */
@@ -49,9 +50,6 @@ static_assert(ATTN_ONLINE_MAX_CHUNK % ONLINE_WARP_THREADS == 0,
               "a chunk is scored by whole warps: KEYS_PER_LANE keys per lane");
 static_assert(ATTN_ONLINE_MAX_HEAD_DIM % ONLINE_WARP_THREADS == 0,
               "each lane owns head_dim / 32 output columns");
-
-/** ceil(a / b) for a >= 0, b > 0. */
-static __host__ __device__ int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
 /* ---- the state of one row ---------------------------------------------------------------- */
 
@@ -208,7 +206,7 @@ static fa_status launch_trace(const float *x, const float *v, float *trace, int6
 {
     if (rows == 0 || n == 0)
         return FA_OK;
-    const int64_t blocks = ceil_div(rows, ONLINE_TRACE_THREADS);
+    const int64_t blocks = fa_ceil_div(rows, ONLINE_TRACE_THREADS);
     online_trace_kernel<TRACE><<<(unsigned)blocks, ONLINE_TRACE_THREADS, 0, stream>>>(
         x, v, trace, rows, n, chunk, online_chunk_count(n, chunk));
     FA_LAUNCH_CHECK();
@@ -356,7 +354,7 @@ extern "C" fa_status learner_softmax_rows_online(const float *x, float *p, float
  * TODO(M16): warp w of the block computes query row
  *   i = (blockIdx.x % row_blocks) * ATTN_ONLINE_WARPS + w   of head
  *   head_index = blockIdx.x / row_blocks   (= b * heads_q + h),
- *   row_blocks = ceil_div(nq, ATTN_ONLINE_WARPS); the warp returns if i >= nq.
+ *   row_blocks = fa_ceil_div(nq, ATTN_ONLINE_WARPS); the warp returns if i >= nq.
  * Key/value head: b * heads_kv + h / (heads_q / heads_kv). Layouts are
  * [B][H][N][D] contiguous; offsets in int64_t.
  *
@@ -398,8 +396,8 @@ static fa_status launch_attention(const attn_online_args *args, cudaStream_t str
     const int64_t heads = args->batch * args->heads_q;
     if (heads == 0 || args->nq == 0)
         return FA_OK;
-    const int64_t blocks = heads * ceil_div(args->nq, ATTN_ONLINE_WARPS);
-    const int64_t cols_per_lane = ceil_div(args->head_dim, ONLINE_WARP_THREADS);
+    const int64_t blocks = heads * fa_ceil_div(args->nq, ATTN_ONLINE_WARPS);
+    const int64_t cols_per_lane = fa_ceil_div(args->head_dim, ONLINE_WARP_THREADS);
     if (cols_per_lane <= 1)
         return launch_attn<1>(args, blocks, stream);
     if (cols_per_lane <= 2)
