@@ -1,6 +1,8 @@
 /**
  * @file fa_stage.c
  * @brief The driver every stage shares: flags, GPU detection, checks, timings.
+ *
+ * The results it prints are built by fa_result.c, which needs no GPU.
  */
 #include "fa_stage.h"
 
@@ -12,69 +14,6 @@
 #include "fa_device.h"
 #include "fa_milestones.h"
 #include "fa_test.h"
-
-const char *fa_impl_name(fa_impl impl)
-{
-    return impl == FA_IMPL_LEARNER ? "learner" : "reference";
-}
-
-const char *fa_outcome_name(fa_outcome outcome)
-{
-    switch (outcome) {
-    case FA_OUTCOME_PASSED: return "passed";
-    case FA_OUTCOME_FAILED: return "failed";
-    case FA_OUTCOME_NOT_IMPLEMENTED: return "not-implemented";
-    case FA_OUTCOME_NOT_RUN: return "not-run";
-    case FA_OUTCOME_ERROR: return "error";
-    }
-    return "error";
-}
-
-static void result_set(fa_result *result, fa_outcome outcome, const char *format, va_list args)
-{
-    result->outcome = outcome;
-    vsnprintf(result->detail, sizeof result->detail, format, args);
-}
-
-void fa_result_pass(fa_result *result, const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    result_set(result, FA_OUTCOME_PASSED, format, args);
-    va_end(args);
-}
-
-static void result_printf(fa_result *result, fa_outcome outcome, const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    result_set(result, outcome, format, args);
-    va_end(args);
-}
-
-bool fa_result_status(fa_result *result, const char *case_name, fa_status status)
-{
-    if (status == FA_OK)
-        return true;
-    if (status == FA_ERR_NOT_IMPLEMENTED)
-        result_printf(result, FA_OUTCOME_NOT_IMPLEMENTED, "%s", fa_last_error());
-    else
-        result_printf(result, FA_OUTCOME_ERROR, "case '%s': %s: %s", case_name,
-                      fa_status_name(status), fa_last_error());
-    return false;
-}
-
-bool fa_result_judge(fa_result *result, const char *case_name, const float *out,
-                     const double *ref, const double *bound, const fa_shape *shape)
-{
-    fa_check_report report;
-    if (fa_check_covers(out, ref, bound, fa_shape_count(shape), &report))
-        return true;
-    char description[FA_RESULT_DETAIL];
-    fa_check_describe(&report, shape, description, sizeof description);
-    result_printf(result, FA_OUTCOME_FAILED, "case '%s' %s", case_name, description);
-    return false;
-}
 
 /* ---- the driver ------------------------------------------------------------------------ */
 
@@ -119,7 +58,8 @@ static fa_result run_one(const fa_milestone_check *check, fa_impl impl, bool gpu
         return result;
     }
     if (!gpu) {
-        result_printf(&result, FA_OUTCOME_NOT_RUN, "built, not run: no usable GPU");
+        result.outcome = FA_OUTCOME_NOT_RUN;
+        snprintf(result.detail, sizeof result.detail, "built, not run: no usable GPU");
         return result;
     }
     check->check(impl, run, &result);

@@ -22,6 +22,7 @@
 #include "fa_half.h"
 #include "fa_reference.h"
 #include "fa_rng.h"
+#include "fa_stage.h"
 #include "fa_stats.h"
 #include "fa_test.h"
 
@@ -823,6 +824,53 @@ static void test_cli_rejects(fa_tests *t)
     FA_EXPECT(t, v.impl == 2, "a rejected value leaves the default (impl %d)", v.impl);
 }
 
+/*
+ * The harness's verdicts, without a GPU: what a learner sees when a kernel is
+ * wrong (the case and the coordinate), unwritten or not started, in the words
+ * the tour reads.
+ */
+static void test_harness_verdicts(fa_tests *t)
+{
+    enum { B = 2, H = 3, R = 4, C = 5, N = B * H * R * C };
+    float out[N];
+    double ref[N], bound[N];
+    for (int i = 0; i < N; i++) {
+        ref[i] = 0.25 * i;
+        out[i] = (float)ref[i];
+        bound[i] = 1e-6;
+    }
+    const fa_shape shape = fa_shape_4d(B, H, R, C);
+    fa_result r = {FA_OUTCOME_ERROR, ""};
+    FA_EXPECT(t, fa_result_judge(&r, "planted", out, ref, bound, &shape) && r.outcome == FA_OUTCOME_ERROR,
+              "a covered output passes and leaves the result alone");
+
+    /* A planted bug at (batch 1, head 2, row 3, col 4), the last element. */
+    out[N - 1] += 1.0f;
+    bool judged = fa_result_judge(&r, "planted", out, ref, bound, &shape);
+    FA_EXPECT(t, !judged && r.outcome == FA_OUTCOME_FAILED, "a wrong element fails the case");
+    FA_EXPECT(t, strstr(r.detail, "case 'planted'") && strstr(r.detail, "(batch 1, head 2, row 3, col 4)"),
+              "the failure names the case and the coordinate: %s", r.detail);
+    FA_EXPECT(t, strcmp(fa_outcome_name(r.outcome), "failed") == 0, "the tour reads 'failed'");
+
+    /* An element the kernel never wrote. */
+    out[N - 1] = (float)ref[N - 1];
+    fa_poison_host(&out[7], sizeof out[7]);
+    judged = fa_result_judge(&r, "unwritten", out, ref, bound, &shape);
+    FA_EXPECT(t, !judged && strstr(r.detail, "unwritten") && strstr(r.detail, "(batch 0, head 0, row 1, col 2)"),
+              "an unwritten element is reported as such, with its coordinate: %s", r.detail);
+
+    /* A launcher that still starts with FA_TODO, and one that fails. */
+    fa_status todo = fa_fail(FA_ERR_NOT_IMPLEMENTED, "M1 vector add is not implemented yet");
+    FA_EXPECT(t, !fa_result_status(&r, "n = 1", todo) && r.outcome == FA_OUTCOME_NOT_IMPLEMENTED &&
+                     strcmp(fa_outcome_name(r.outcome), "not-implemented") == 0,
+              "FA_ERR_NOT_IMPLEMENTED reads as not implemented");
+    fa_status bad = fa_fail(FA_ERR_MISALIGNED, "vector_add: a is not 16-byte aligned");
+    FA_EXPECT(t, !fa_result_status(&r, "n = 1", bad) && r.outcome == FA_OUTCOME_ERROR &&
+                     strstr(r.detail, "FA_ERR_MISALIGNED") && strstr(r.detail, "16-byte"),
+              "any other status is an error that carries its message: %s", r.detail);
+    FA_EXPECT(t, fa_result_status(&r, "n = 1", FA_OK), "FA_OK lets the check go on");
+}
+
 int main(void)
 {
     fa_tests t = {0};
@@ -845,5 +893,6 @@ int main(void)
     test_stats(&t);
     test_cli_accepts(&t);
     test_cli_rejects(&t);
+    test_harness_verdicts(&t);
     return fa_tests_finish(&t);
 }
