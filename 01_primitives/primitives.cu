@@ -40,9 +40,6 @@ static_assert(ROW_THREADS % WARP_THREADS == 0, "blocks are made of whole warps")
 static_assert((ROW_WARPS & (ROW_WARPS - 1)) == 0 && ROW_WARPS <= WARP_THREADS,
               "the block level of the tree halves the warps' results within one warp");
 
-/** Every lane of the warp takes part in a shuffle. */
-static const unsigned FULL_WARP_MASK = 0xffffffffu;
-
 /**
  * Grid of an elementwise launch over @p n floats: one block per 256 vectors,
  * but no more blocks than the GPU holds at once. The grid-stride loop then
@@ -234,7 +231,7 @@ static __device__ __forceinline__ float identity_of(reduce_op op)
 static __device__ __forceinline__ float warp_reduce(reduce_op op, float v, int width)
 {
     for (int offset = width / 2; offset > 0; offset /= 2)
-        v = combine(op, v, __shfl_down_sync(FULL_WARP_MASK, v, offset));
+        v = combine(op, v, __shfl_down_sync(FA_FULL_WARP_MASK, v, offset));
     return v;
 }
 

@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "fa_attention_ref.h"
+#include "fa_index.h"
 #include "fa_status.h"
 
 #if FA_HAVE_CUDA
@@ -53,7 +54,7 @@ enum {
     PRIMITIVES_VECTOR_FLOATS = 4,         /**< floats per 16-byte vector load or store */
     PRIMITIVES_VECTOR_BYTES = 16,         /**< the alignment the elementwise kernels require */
     PRIMITIVES_ROW_THREADS = 256,         /**< threads per block (one block per row) of M4, M5 */
-    PRIMITIVES_WARP_THREADS = 32          /**< lanes of a warp on every NVIDIA GPU */
+    PRIMITIVES_WARP_THREADS = FA_WARP_THREADS          /**< lanes of a warp on every NVIDIA GPU */
 };
 
 /**

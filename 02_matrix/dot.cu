@@ -28,15 +28,14 @@
 #include <cuda_runtime.h>
 
 #include "fa_device.h"
+#include "fa_index.h"
 #include "matrix.h"
 
 /** Chunks whose loads a thread issues before it consumes the first: bytes in flight. */
 constexpr int DOT_CHUNKS_IN_FLIGHT = 4;
-constexpr int DOT_WARP_SIZE = 32;
-constexpr int DOT_WARPS = DOT_PRODUCT_THREADS / DOT_WARP_SIZE;
-constexpr unsigned DOT_FULL_MASK = 0xffffffffu;
-static_assert(DOT_PRODUCT_THREADS % DOT_WARP_SIZE == 0, "whole warps");
-static_assert(DOT_WARPS <= DOT_WARP_SIZE, "one warp reduces the warp totals");
+constexpr int DOT_WARPS = DOT_PRODUCT_THREADS / FA_WARP_THREADS;
+static_assert(DOT_PRODUCT_THREADS % FA_WARP_THREADS == 0, "whole warps");
+static_assert(DOT_WARPS <= FA_WARP_THREADS, "one warp reduces the warp totals");
 static_assert(DOT_PRODUCT_CHUNK_BYTES == sizeof(uint4), "a chunk is one 16-byte load");
 
 /** Elements of @p DTYPE in one 16-byte chunk. */
@@ -103,10 +102,10 @@ static __device__ __forceinline__ float fma_chunk(uint4 x, uint4 y, float acc)
 static __device__ __forceinline__ float block_sum(float value)
 {
     __shared__ float warp_totals[DOT_WARPS];
-    const int lane = threadIdx.x % DOT_WARP_SIZE, warp = threadIdx.x / DOT_WARP_SIZE;
+    const int lane = threadIdx.x % FA_WARP_THREADS, warp = threadIdx.x / FA_WARP_THREADS;
 #pragma unroll
-    for (int offset = DOT_WARP_SIZE / 2; offset > 0; offset /= 2)
-        value = __fadd_rn(value, __shfl_down_sync(DOT_FULL_MASK, value, offset));
+    for (int offset = FA_WARP_THREADS / 2; offset > 0; offset /= 2)
+        value = __fadd_rn(value, __shfl_down_sync(FA_FULL_WARP_MASK, value, offset));
     if (lane == 0)
         warp_totals[warp] = value;
     __syncthreads();
@@ -114,8 +113,8 @@ static __device__ __forceinline__ float block_sum(float value)
     if (warp == 0) {
         total = lane < DOT_WARPS ? warp_totals[lane] : 0.0f;
 #pragma unroll
-        for (int offset = DOT_WARP_SIZE / 2; offset > 0; offset /= 2)
-            total = __fadd_rn(total, __shfl_down_sync(DOT_FULL_MASK, total, offset));
+        for (int offset = FA_WARP_THREADS / 2; offset > 0; offset /= 2)
+            total = __fadd_rn(total, __shfl_down_sync(FA_FULL_WARP_MASK, total, offset));
     }
     return total;
 }

@@ -362,7 +362,7 @@ extern "C" fa_status ref_matmul_register_blocked(const float *a, const float *b,
 constexpr int MMA_BLOCK_M = 128, MMA_BLOCK_N = 128, MMA_BLOCK_K = 32;
 constexpr int MMA_WARP_M = 64, MMA_WARP_N = 64; /**< the tile of C one warp owns */
 constexpr int MMA_WARPS_N = MMA_BLOCK_N / MMA_WARP_N;
-constexpr int MMA_THREADS = 32 * (MMA_BLOCK_M / MMA_WARP_M) * MMA_WARPS_N; /* 128 */
+constexpr int MMA_THREADS = FA_WARP_THREADS * (MMA_BLOCK_M / MMA_WARP_M) * MMA_WARPS_N; /* 128 */
 constexpr int MMA_STAGES = 4;               /**< tiles in flight: compute one, load three */
 constexpr int MMA_M = 16, MMA_N = 8, MMA_K = 16; /**< the instruction's shape */
 constexpr int MMA_TILES_M = MMA_WARP_M / MMA_M;  /* 4 */
@@ -704,7 +704,7 @@ static __global__ void __launch_bounds__(MMA_THREADS, 2)
 {
     extern __shared__ __align__(128) uint16_t mma_smem[]; /* MMA_STAGES x (A tile, B tile) */
     const uint32_t smem_address = shared_address(mma_smem);
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int lane = threadIdx.x % FA_WARP_THREADS, warp = threadIdx.x / FA_WARP_THREADS;
     const int warp_row = (warp / MMA_WARPS_N) * MMA_WARP_M;
     const int warp_col = (warp % MMA_WARPS_N) * MMA_WARP_N;
 

@@ -57,8 +57,11 @@ static fa_status elementwise_blocks(int64_t n, int *blocks)
  * TODO(M1): out[i] = a[i] + b[i] for 0 <= i < n.
  *
  * The grid may be smaller than the work: write a grid-stride loop.
- *   first  = blockIdx.x * blockDim.x + threadIdx.x   (as int64_t: n may exceed 2^31)
- *   stride = gridDim.x * blockDim.x
+ *   first  = (int64_t)blockIdx.x * blockDim.x + threadIdx.x
+ *   stride = (int64_t)gridDim.x * blockDim.x
+ * The cast goes on the first operand: blockIdx.x * blockDim.x is an unsigned
+ * 32-bit product that wraps past 2^32 before any assignment could widen it,
+ * and n may exceed 2^31.
  *   for (v = first; v < n / 4; v += stride) ...
  * Hints:
  * - Move 16 bytes at a time: view the arrays as float4 (the launcher checked
