@@ -4,7 +4,8 @@
 #   2. with the learner slots filled by correct code (the reference kernels, with
 #      ref_ renamed learner_), every milestone passes on a GPU, or is reported as
 #      built but not run without one;
-#   3. on a GPU, a planted bug in a filled slot fails and names the coordinate.
+#   3. on a GPU, a planted bug in each stage's filled slots fails and names the
+#      coordinate (without a GPU, common/test_common.c checks the same verdicts).
 # Usage: tools/check_harness.sh SKELETON_BUILD_DIR WORK_DIR [extra cmake args...]
 # SKELETON_BUILD_DIR is an existing build of the repository as shipped.
 set -euo pipefail
@@ -68,22 +69,45 @@ else
   expect_all "$work/build-solutions" not-run
 fi
 
+# One planted bug per stage, a line each: milestone, file, text, replacement
+# (tab-separated; the text is replaced once, as a fixed string).
+mutants=$(printf '%s\t%s\t%s\t%s\n' \
+  1 01_primitives/learner/primitives.cu 'out[i] = a[i] + b[i];' '(void)i;' \
+  4 01_primitives/learner/primitives.cu 'return (a > b || isnan(a)) ? a : b;' 'return fmaxf(a, b);' \
+  8 02_matrix/learner/transpose.cu 'if (r < rows)' 'if (r + 1 < rows)')
+
+# plant FILE TEXT REPLACEMENT
+plant() {
+  MUTANT_TEXT=$2 MUTANT_REPLACEMENT=$3 python3 - "$1" <<'PLANT'
+import os, sys
+path = sys.argv[1]
+source = open(path).read()
+text, replacement = os.environ["MUTANT_TEXT"], os.environ["MUTANT_REPLACEMENT"]
+if text not in source:
+    sys.exit(f"harness: cannot plant '{text}' in {path}")
+open(path, "w").write(source.replace(text, replacement, 1))
+PLANT
+}
+
 if [ "$gpu" = yes ]; then
-  echo "== 3. a planted bug fails and names the coordinate"
+  echo "== 3. planted bugs fail and name the coordinate"
   planted=$work/planted
   rm -rf "$planted" && cp -r "$solutions" "$planted"
-  # M1 forgets the scalar tail: the last n mod 4 elements of a vector add stay unwritten.
-  file=$planted/01_primitives/learner/primitives.cu
-  grep -q 'out\[i\] = a\[i\] + b\[i\];' "$file" || { echo "harness: cannot plant the bug"; exit 1; }
-  sed -i 's/out\[i\] = a\[i\] + b\[i\];/(void)i;/' "$file"
+  while IFS=$'\t' read -r milestone file text replacement; do
+    plant "$planted/$file" "$text" "$replacement" || failures=$((failures + 1))
+  done <<< "$mutants"
   cmake -S "$root" -B "$work/build-planted" -DFA_LEARNER_DIR="$planted" "$@" > "$work/configure-planted.log"
-  cmake --build "$work/build-planted" --parallel -t stage01 > "$work/build-planted.log"
-  line=$("$work/build-planted/01_primitives/stage01" --impl learner --tour --milestone 1 | grep '^M1 ' || true)
-  echo "harness: planted bug gives: $line"
-  case "$line" in
-    "M1 failed "*"at ("*) echo "harness: planted bug caught with its coordinate" ;;
-    *) echo "harness: planted bug NOT caught"; failures=$((failures + 1)) ;;
-  esac
+  cmake --build "$work/build-planted" --parallel -t "${targets[@]}" > "$work/build-planted.log"
+  while IFS=$'\t' read -r milestone file text replacement; do
+    stage=${file%%/*}
+    line=$("$work/build-planted/$stage/stage${stage:0:2}" --impl learner --tour --milestone "$milestone" |
+           grep "^M$milestone " || true)
+    echo "harness: planted bug in M$milestone ($text -> $replacement) gives: $line"
+    case "$line" in
+      "M$milestone failed "*"at ("*) ;;
+      *) echo "harness: planted bug in M$milestone NOT caught"; failures=$((failures + 1)) ;;
+    esac
+  done <<< "$mutants"
 fi
 
 if [ "$failures" -ne 0 ]; then
