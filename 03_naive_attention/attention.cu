@@ -8,7 +8,7 @@
  * |-----|-------------------------|------------------------------------------------|-------|
  * | M9  | attn_scores_tiled       | S = c Q K^T; 32x32 Q and K tiles in shared mem | 32x32 |
  * | M10 | softmax_rows_three_pass | max, sum of exp, normalise; masks as a prefix  | 256   |
- * | M11 | attn_pv_tiled           | O = P V; 32x32 P and V tiles; skips zero p     | 32x32 |
+ * | M11 | attn_pv_tiled           | O = P V; 32x32 P and V tiles; allowed keys     | 32x32 |
  * | M12 | ref_attn_naive          | M9, M10 in place, M11 via one N x N workspace  | -     |
  *
  * M9 and M11 run one block per 32x32 output tile (one thread per element),
@@ -35,19 +35,18 @@
 
 constexpr int TILE = NAIVE_ATTN_TILE;  /**< 32 x 32 outputs per block, reduced 32 at a time */
 constexpr int TILE_PADDED = TILE + 1;  /**< +1 column: a column of the tile spans all 32 banks */
-constexpr int WARP = NAIVE_ATTN_WARP_THREADS;
 constexpr int SOFTMAX_THREADS = SOFTMAX_ROWS_THREADS;
-constexpr int SOFTMAX_WARPS = SOFTMAX_THREADS / WARP;
-constexpr int64_t MAX_GRID_BLOCKS = 2147483647; /**< the limit of a grid's x dimension */
+constexpr int SOFTMAX_WARPS = SOFTMAX_THREADS / FA_WARP_THREADS;
 static_assert(TILE * TILE <= 1024, "one thread per output of a tile");
-static_assert(TILE == WARP, "a warp covers one row of a tile: broadcast and conflict-free reads");
-static_assert(SOFTMAX_THREADS % WARP == 0, "whole warps");
-static_assert(SOFTMAX_WARPS <= WARP, "the warp totals are reduced by one warp");
+static_assert(TILE == FA_WARP_THREADS,
+              "a warp covers one row of a tile: broadcast and conflict-free reads");
+static_assert(SOFTMAX_THREADS % FA_WARP_THREADS == 0, "whole warps");
+static_assert(SOFTMAX_WARPS <= FA_WARP_THREADS, "the warp totals are reduced by one warp");
 
 /** Blocks of a grid-stride launch over @p work items: one each, up to the grid limit. */
 static unsigned grid_blocks(int64_t work)
 {
-    return (unsigned)(work < MAX_GRID_BLOCKS ? work : MAX_GRID_BLOCKS);
+    return (unsigned)(work < FA_MAX_GRID_X ? work : FA_MAX_GRID_X);
 }
 
 /* bf16 and fp16 widen to fp32 exactly, so the kernels compute in fp32 whatever they read. */
@@ -164,8 +163,8 @@ template <bool IS_MAX>
 static __device__ __forceinline__ float warp_reduce(float x)
 {
 #pragma unroll
-    for (int offset = WARP / 2; offset > 0; offset /= 2)
-        x = combine<IS_MAX>(x, __shfl_xor_sync(0xffffffffu, x, offset));
+    for (int offset = FA_WARP_THREADS / 2; offset > 0; offset /= 2)
+        x = combine<IS_MAX>(x, __shfl_xor_sync(FA_FULL_WARP_MASK, x, offset));
     return x;
 }
 
@@ -178,7 +177,7 @@ static __device__ __forceinline__ float warp_reduce(float x)
 template <bool IS_MAX>
 static __device__ float block_reduce(float x, float *scratch)
 {
-    const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
+    const int lane = threadIdx.x % FA_WARP_THREADS, warp = threadIdx.x / FA_WARP_THREADS;
     const float identity = IS_MAX ? -INFINITY : 0.0f;
     x = warp_reduce<IS_MAX>(x);
     if (lane == 0)
@@ -257,14 +256,19 @@ extern "C" fa_status ref_softmax_rows(const float *s, float *p, float *lse, naiv
 /* ==== M11 PV matmul ========================================================================= */
 
 /**
- * o[head][i][c] = sum_j p[head][i][j] * v[head][j][c]. The block stages 32
- * rows of P and 32 rows of V, 32 keys at a time; a warp (one ty) reads one
- * p_tile element (a broadcast) and 32 consecutive v_tile elements.
+ * o[head][i][c] = sum_j p[head][i][j] * v[head][j][c] over the keys j row i
+ * may see: the prefix allowed_keys(), every key when @p mask is none and
+ * @p key_length is NULL (M11 on its own). Every allowed term is added, a
+ * weight of 0 included, so a NaN or Inf in an allowed row of v reaches o
+ * (0 * NaN = NaN), and no masked row of v is ever multiplied, so padding full
+ * of NaN cannot leak. The block stages 32 rows of P and 32 rows of V, 32 keys
+ * at a time; a warp (one ty, so one query row and one allowed count) reads
+ * one p_tile element (a broadcast) and 32 consecutive v_tile elements.
  */
 template <typename T>
 static __global__ void __launch_bounds__(TILE *TILE)
     attn_pv_tiled(const float *__restrict__ p, const T *__restrict__ v, float *__restrict__ o,
-                  naive_attn_dims dims)
+                  naive_attn_dims dims, fa_mask mask, const int64_t *__restrict__ key_length)
 {
     __shared__ float p_tile[TILE][TILE]; /* [query row][key] */
     __shared__ float v_tile[TILE][TILE]; /* [key][column of v] */
@@ -275,44 +279,56 @@ static __global__ void __launch_bounds__(TILE *TILE)
 
     for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
         const int64_t head = tile / (row_tiles * col_tiles);
+        const int64_t b = head / dims.heads;
         const int64_t row0 = tile / col_tiles % row_tiles * TILE;
         const int64_t col0 = tile % col_tiles * TILE;
         const float *p_head = p + head * nq * nk;
         const T *v_head = v + head * nk * dim;
+        /* The allowed prefix never shrinks from one row to the next, so the
+         * tile's last row bounds the key loop (causal tiles above the diagonal
+         * stop early). Rows past nq see nothing and add nothing. */
+        const int64_t i = row0 + ty;
+        const int64_t row_allowed = i < nq ? allowed_keys(mask, key_length, b, i, nq, nk) : 0;
+        const int64_t tile_allowed =
+            allowed_keys(mask, key_length, b, min64(row0 + TILE, nq) - 1, nq, nk);
 
         float acc = 0.0f;
-        for (int64_t j0 = 0; j0 < nk; j0 += TILE) {
-            p_tile[ty][tx] = (row0 + ty < nq && j0 + tx < nk) ? p_head[(row0 + ty) * nk + j0 + tx]
-                                                              : 0.0f;
-            v_tile[ty][tx] = (j0 + ty < nk && col0 + tx < dim)
+        for (int64_t j0 = 0; j0 < tile_allowed; j0 += TILE) {
+            p_tile[ty][tx] = (j0 + tx < row_allowed) ? p_head[i * nk + j0 + tx] : 0.0f;
+            v_tile[ty][tx] = (j0 + ty < tile_allowed && col0 + tx < dim)
                                  ? to_float(v_head[(j0 + ty) * dim + col0 + tx]) : 0.0f;
             __syncthreads();
+            /* Uniform across the warp: one row, one count. A key another row of
+             * the tile may see is in v_tile, but this row never multiplies it. */
+            const int64_t terms = min64(row_allowed - j0, TILE);
 #pragma unroll
-            for (int j = 0; j < TILE; ++j) {
-                /* A masked key has weight exactly 0: skipping it keeps a NaN or Inf in
-                 * a padding row of v out of o (0 * NaN would be NaN). */
-                const float w = p_tile[ty][j];
-                if (w != 0.0f)
-                    acc = fmaf(w, v_tile[j][tx], acc);
-            }
+            for (int j = 0; j < TILE; ++j)
+                if (j < terms)
+                    acc = fmaf(p_tile[ty][j], v_tile[j][tx], acc);
             __syncthreads(); /* the next step overwrites the tiles */
         }
-        const int64_t i = row0 + ty, c = col0 + tx;
+        const int64_t c = col0 + tx;
         if (i < nq && c < dim)
             o[(head * nq + i) * dim + c] = acc;
     }
 }
 
 template <typename T>
-static void launch_pv(const float *p, const void *v, float *o, naive_attn_dims dims,
-                      unsigned grid, cudaStream_t stream)
+static void launch_pv(const float *p, const void *v, float *o, naive_attn_dims dims, fa_mask mask,
+                      const int64_t *key_length, unsigned grid, cudaStream_t stream)
 {
     attn_pv_tiled<T><<<grid, dim3(TILE, TILE), 0, stream>>>(p, static_cast<const T *>(v), o,
-                                                            dims);
+                                                            dims, mask, key_length);
 }
 
-extern "C" fa_status ref_attn_pv(const float *p, const void *v, float *o, fa_dtype dtype,
-                                 naive_attn_dims dims, cudaStream_t stream)
+/**
+ * P.V over the keys each row may see: M11 passes every key, M12 the mask and
+ * padding of its softmax. The arguments of M12 are validated by
+ * attn_naive_validate(), which covers @p mask and @p key_length.
+ */
+static fa_status run_attn_pv(const float *p, const void *v, float *o, fa_dtype dtype,
+                             naive_attn_dims dims, fa_mask mask, const int64_t *key_length,
+                             cudaStream_t stream)
 {
     FA_TRY(attn_pv_validate(p, v, o, dtype, dims));
     const int64_t tiles =
@@ -321,12 +337,18 @@ extern "C" fa_status ref_attn_pv(const float *p, const void *v, float *o, fa_dty
         return FA_OK;
     const unsigned grid = grid_blocks(tiles);
     switch (dtype) {
-    case FA_F32: launch_pv<float>(p, v, o, dims, grid, stream); break;
-    case FA_BF16: launch_pv<__nv_bfloat16>(p, v, o, dims, grid, stream); break;
-    case FA_F16: launch_pv<__half>(p, v, o, dims, grid, stream); break;
+    case FA_F32: launch_pv<float>(p, v, o, dims, mask, key_length, grid, stream); break;
+    case FA_BF16: launch_pv<__nv_bfloat16>(p, v, o, dims, mask, key_length, grid, stream); break;
+    case FA_F16: launch_pv<__half>(p, v, o, dims, mask, key_length, grid, stream); break;
     }
     FA_LAUNCH_CHECK();
     return FA_OK;
+}
+
+extern "C" fa_status ref_attn_pv(const float *p, const void *v, float *o, fa_dtype dtype,
+                                 naive_attn_dims dims, cudaStream_t stream)
+{
+    return run_attn_pv(p, v, o, dtype, dims, FA_MASK_NONE, nullptr, stream);
 }
 
 /* ==== M12 naive attention =================================================================== */
@@ -381,12 +403,14 @@ extern "C" fa_status ref_attn_naive(const void *q, const void *k, const void *v,
     FA_TRY(acquire_workspace(&scores, bytes, stream));
 
     /* The softmax runs in place, the probabilities overwriting the scores: one
-     * N x N fp32 matrix per head is all the pipeline holds at any time. */
+     * N x N fp32 matrix per head is all the pipeline holds at any time. P.V
+     * reads the keys the softmax allowed and no other: a masked row of v is
+     * never multiplied, an allowed one always is (see attention.h). */
     fa_status status = ref_attn_scores(q, k, scores, dtype, dims, scale, stream);
     if (status == FA_OK)
         status = ref_softmax_rows(scores, scores, lse, dims, mask, key_length, stream);
     if (status == FA_OK)
-        status = ref_attn_pv(scores, v, o, dtype, dims, stream);
+        status = run_attn_pv(scores, v, o, dtype, dims, mask, key_length, stream);
     if (scores != nullptr) {
         const cudaError_t freed = cudaFreeAsync(scores, stream);
         if (freed != cudaSuccess && status == FA_OK)

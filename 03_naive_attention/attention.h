@@ -23,9 +23,19 @@
  * j <= row i, PyTorch's is_causal); causal bottom-right (j <= i + nk - nq,
  * FlashAttention's causal). Independently, an optional device array
  * key_length[batch] marks keys j >= key_length[b] of batch b as padding;
- * values outside [0, nk] act as if clamped to it. Every one of these masks
- * allows a prefix of the keys of a row, which the kernels exploit: a row
- * reads exactly its allowed keys and nothing else.
+ * values outside [0, nk] act as if clamped to it. key_length goes with no
+ * mask or with top-left causal only: bottom-right with key_length is refused
+ * (::FA_ERR_UNSUPPORTED), because here bottom-right aligns the last query
+ * row to key nk - 1, whereas FlashAttention's variable-length attention
+ * aligns it to each sequence's own last key, key_length[b] - 1; accepting the
+ * pair would silently give a different mask from the one its users expect.
+ * Every one of these masks allows a prefix of the keys of a row, which the
+ * kernels exploit: a row reads exactly its allowed keys and nothing else.
+ *
+ * NaN and Inf in v (the rule of fa_attention_ref.h): the row of v of an
+ * allowed key always reaches o, whatever its weight, even one that
+ * underflowed to 0 (0 * NaN = NaN); the row of a masked key never does, so
+ * padding may hold anything.
  *
  * Rules shared by every launcher:
  * - pointers are device pointers; NULL is accepted only where the array is
@@ -47,6 +57,7 @@
 
 #include "fa_attention_ref.h"
 #include "fa_half.h"
+#include "fa_index.h"
 #include "fa_status.h"
 
 #if defined(FA_HAVE_CUDA) || defined(__CUDACC__)
@@ -63,8 +74,8 @@ enum {
     NAIVE_ATTN_TILE = 32,
     /** Softmax: threads per block, one block per row. */
     SOFTMAX_ROWS_THREADS = 256,
-    /** Lanes of a warp on every NVIDIA GPU. */
-    NAIVE_ATTN_WARP_THREADS = 32,
+    /** Lanes of a warp (::FA_WARP_THREADS), for the CPU model of the reductions. */
+    NAIVE_ATTN_WARP_THREADS = FA_WARP_THREADS,
     /** The largest head dimension the stage accepts (the course's API limit). */
     NAIVE_ATTN_MAX_HEAD_DIM = 256
 };
@@ -104,7 +115,9 @@ fa_status attn_scores_validate(const void *q, const void *k, const float *s, fa_
  * Checks the arguments of ref_softmax_rows() / learner_softmax_rows()
  * (head_dim is not read). @p lse and @p key_length may be NULL.
  * @return FA_OK; FA_ERR_INVALID_SIZE for a negative size; FA_ERR_OVERFLOW
- *         when an element count overflows int64; FA_ERR_INVALID_ARGUMENT for a
+ *         when an element count overflows int64; FA_ERR_UNSUPPORTED for
+ *         causal bottom-right together with key_length (see the file
+ *         comment); FA_ERR_INVALID_ARGUMENT for a
  *         mask outside ::fa_mask, p overlapping s other than p == s, or lse
  *         overlapping s or p; FA_ERR_NULL_POINTER for a NULL s or p that has
  *         elements; FA_ERR_MISALIGNED for a pointer not aligned to its element.
@@ -121,7 +134,8 @@ fa_status attn_pv_validate(const float *p, const void *v, const float *o, fa_dty
 
 /**
  * Checks the arguments of ref_attn_naive() / learner_attn_naive(): those of
- * the three steps, with o and lse checked against q, k and v.
+ * the three steps, with o and lse checked against q, k and v (so causal
+ * bottom-right with key_length is ::FA_ERR_UNSUPPORTED here too).
  */
 fa_status attn_naive_validate(const void *q, const void *k, const void *v, const float *o,
                               const float *lse, fa_dtype dtype, naive_attn_dims dims,
@@ -180,7 +194,8 @@ fa_status learner_attn_scores(const void *q, const void *k, float *s, fa_dtype d
  * @param dims        sizes (head_dim is not read); nk = 0 gives lse = -inf.
  * @param mask        which keys a row may see (none or one causal alignment).
  * @param key_length  NULL, or device int64 [batch]: keys j >= key_length[b]
- *                    are masked too. Masked scores are never read, so they
+ *                    are masked too; not with causal bottom-right (see the
+ *                    file comment). Masked scores are never read, so they
  *                    may hold anything.
  * @param stream      stream the kernel is enqueued on.
  *
@@ -206,10 +221,11 @@ fa_status learner_softmax_rows(const float *s, float *p, float *lse, naive_attn_
  * @param stream  stream the kernel is enqueued on.
  *
  * Each output is one fp32 FMA chain over j = 0 .. nk-1 in order (error at
- * most gamma_nk sum_j |p_j v_jc|; equal to attn_model_pv() bit for bit).
- * Terms whose weight is exactly 0 are skipped: a masked key has p = 0, and
- * skipping it means a value row of padding is never used, so NaN or Inf
- * there cannot leak into o as 0 * NaN = NaN.
+ * most gamma_nk sum_j |p_j v_jc|; equal bit for bit to attn_model_pv() with no
+ * mask). This is a plain matmul: every term is added, weight 0
+ * included, so a NaN or Inf anywhere in column c of v makes column c of every
+ * row of o NaN or Inf. Masking is M12's business: there the same kernel sums
+ * only the keys the softmax allowed, so padding in v is never multiplied.
  */
 fa_status ref_attn_pv(const float *p, const void *v, float *o, fa_dtype dtype,
                       naive_attn_dims dims, cudaStream_t stream);
@@ -239,6 +255,9 @@ fa_status learner_attn_pv(const float *p, const void *v, float *o, fa_dtype dtyp
  * returns ::FA_ERR_OUT_OF_MEMORY, with the bytes needed and the bytes free
  * (cudaMemGetInfo) in the message, before any kernel runs: o and lse are
  * left untouched. A row with no allowed key gets o = 0 and lse = -inf.
+ * The P.V step sums exactly the allowed keys of each row, weights of 0
+ * included: a NaN or Inf in an allowed row of v reaches o, one in a masked
+ * row (padding, or a key after the causal limit) never does.
  */
 fa_status ref_attn_naive(const void *q, const void *k, const void *v, float *o, float *lse,
                          fa_dtype dtype, naive_attn_dims dims, float scale, fa_mask mask,

@@ -445,7 +445,7 @@ static const random_shape SCORES_SHAPES[] = {
 static const random_shape SOFTMAX_SHAPES[] = {
     {{1, 1, 1, 1, 1}, FA_F32, FA_MASK_NONE, false, 1, 0, 0},
     {{1, 1, 3, 255, 1}, FA_F32, FA_MASK_CAUSAL_TOP_LEFT, false, 3, 0, 0},
-    {{1, 2, 4, 256, 1}, FA_F32, FA_MASK_CAUSAL_BOTTOM_RIGHT, true, 8, 0, 0},
+    {{1, 2, 4, 256, 1}, FA_F32, FA_MASK_CAUSAL_TOP_LEFT, true, 8, 0, 0},
     {{2, 1, 5, 257, 1}, FA_F32, FA_MASK_NONE, true, 0.3, 0, 0},
     {{1, 1, 40, 33, 1}, FA_F32, FA_MASK_CAUSAL_BOTTOM_RIGHT, false, 1, 0, 0},
     {{2, 2, 17, 1000, 1}, FA_F32, FA_MASK_CAUSAL_TOP_LEFT, true, 3, 0, 0},
@@ -470,12 +470,12 @@ static const random_shape NAIVE_SHAPES[] = {
     {{1, 1, 1, 1, 1}, FA_F32, FA_MASK_NONE, false, 1, 0, 0},
     {{1, 1, 1, 77, 64}, FA_BF16, FA_MASK_CAUSAL_BOTTOM_RIGHT, false, 3, 0, 0},
     {{2, 3, 33, 31, 16}, FA_F16, FA_MASK_CAUSAL_TOP_LEFT, false, 8, 0, 0},
-    {{1, 2, 64, 64, 128}, FA_F32, FA_MASK_CAUSAL_BOTTOM_RIGHT, true, 1, 0, 0},
+    {{1, 2, 64, 64, 128}, FA_F32, FA_MASK_CAUSAL_TOP_LEFT, true, 1, 0, 0},
     {{2, 1, 100, 37, 40}, FA_BF16, FA_MASK_NONE, true, 0.3, 0.25f, 0},
     {{1, 1, 37, 100, 256}, FA_F16, FA_MASK_CAUSAL_TOP_LEFT, false, 3, 0, 1000},
-    {{1, 4, 129, 257, 64}, FA_BF16, FA_MASK_CAUSAL_BOTTOM_RIGHT, true, 8, 0, 0},
+    {{1, 4, 129, 257, 64}, FA_BF16, FA_MASK_CAUSAL_BOTTOM_RIGHT, false, 8, 0, 0},
     {{1, 1, 300, 300, 32}, FA_F32, FA_MASK_NONE, false, 1, 0, 0},
-    {{2, 1, 3, 0, 32}, FA_BF16, FA_MASK_CAUSAL_BOTTOM_RIGHT, true, 1, 0, 0},
+    {{2, 1, 3, 0, 32}, FA_BF16, FA_MASK_CAUSAL_TOP_LEFT, true, 1, 0, 0},
 };
 
 enum { SHAPES_PER_MILESTONE = sizeof SCORES_SHAPES / sizeof SCORES_SHAPES[0] };

@@ -104,21 +104,24 @@ void attn_model_softmax(const float *s, float *p, float *lse, naive_attn_dims di
 }
 
 void attn_model_pv(const float *p, const void *v, fa_dtype dtype, naive_attn_dims dims,
-                   float *o)
+                   fa_mask mask, const int64_t *key_length, float *o)
 {
     const int64_t heads = dims.batch * dims.heads, nq = dims.nq, nk = dims.nk;
     const int64_t dim = dims.head_dim;
-    for (int64_t head = 0; head < heads; ++head)
-        for (int64_t i = 0; i < nq; ++i)
+    for (int64_t head = 0; head < heads; ++head) {
+        const int64_t b = head / dims.heads;
+        for (int64_t i = 0; i < nq; ++i) {
+            /* Every allowed key, zero weight or not: its v reaches o (NaN included). */
+            const int64_t allowed = attn_model_allowed_keys(mask, key_length, b, i, nq, nk);
             for (int64_t c = 0; c < dim; ++c) {
                 float acc = 0.0f;
-                for (int64_t j = 0; j < nk; ++j) {
-                    const float w = p[(head * nq + i) * nk + j];
-                    if (w != 0.0f)
-                        acc = fmaf(w, fa_load(v, dtype, (head * nk + j) * dim + c), acc);
-                }
+                for (int64_t j = 0; j < allowed; ++j)
+                    acc = fmaf(p[(head * nq + i) * nk + j],
+                               fa_load(v, dtype, (head * nk + j) * dim + c), acc);
                 o[(head * nq + i) * dim + c] = acc;
             }
+        }
+    }
 }
 
 fa_status attn_model_naive(const void *q, const void *k, const void *v, fa_dtype dtype,
@@ -132,7 +135,7 @@ fa_status attn_model_naive(const void *q, const void *k, const void *v, fa_dtype
                        (long long)count);
     attn_model_scores(q, k, dtype, dims, scale, scores);
     attn_model_softmax(scores, scores, lse, dims, mask, key_length);
-    attn_model_pv(scores, v, dtype, dims, o);
+    attn_model_pv(scores, v, dtype, dims, mask, key_length, o);
     free(scores);
     return FA_OK;
 }

@@ -43,9 +43,12 @@ void attn_model_scores(const void *q, const void *k, fa_dtype dtype, naive_attn_
 void attn_model_softmax(const float *s, float *p, float *lse, naive_attn_dims dims, fa_mask mask,
                         const int64_t *key_length);
 
-/** M11 in fp32: o = fmaf chain over j of p v, zero weights skipped. */
+/**
+ * M11 in fp32: o = fmaf chain over the allowed keys j (in order) of p v, as the
+ * kernel; FA_MASK_NONE with no key_length is the plain matmul over every key.
+ */
 void attn_model_pv(const float *p, const void *v, fa_dtype dtype, naive_attn_dims dims,
-                   float *o);
+                   fa_mask mask, const int64_t *key_length, float *o);
 
 /**
  * M12: the three steps above through a host score matrix.

@@ -259,7 +259,7 @@ static void test_model_on_fixtures(fa_tests *t)
 
         for (int64_t e = 0; e < count_s(d); ++e)
             p_in[e] = (float)fx->p[e];
-        attn_model_pv(p_in, fx->v, FA_F32, d, o);
+        attn_model_pv(p_in, fx->v, FA_F32, d, FA_MASK_NONE, NULL, o);
         FA_EXPECT(t, attn_pv_reference(p_in, fx->v, FA_F32, d, want_o, bound_o) == FA_OK, "%s",
                   fa_last_error());
         FA_EXPECT(t, fa_check_covers(o, want_o, bound_o, count_q(d), &r),
@@ -308,11 +308,11 @@ typedef struct random_case {
 static const random_case RANDOM_CASES[] = {
     {{1, 1, 1, 1, 1}, FA_MASK_NONE, false, 1},
     {{2, 3, 17, 33, 16}, FA_MASK_CAUSAL_TOP_LEFT, false, 3},
-    {{1, 2, 40, 65, 64}, FA_MASK_CAUSAL_BOTTOM_RIGHT, true, 8},
+    {{1, 2, 40, 65, 64}, FA_MASK_CAUSAL_TOP_LEFT, true, 8},
     {{1, 1, 70, 300, 128}, FA_MASK_NONE, true, 0.3},
     {{2, 1, 33, 31, 256}, FA_MASK_CAUSAL_BOTTOM_RIGHT, false, 1},
     {{1, 1, 3, 3000, 32}, FA_MASK_CAUSAL_TOP_LEFT, true, 8},
-    {{2, 1, 4, 0, 8}, FA_MASK_CAUSAL_BOTTOM_RIGHT, true, 1}, /* no key at all */
+    {{2, 1, 4, 0, 8}, FA_MASK_CAUSAL_TOP_LEFT, true, 1}, /* no key at all */
 };
 enum { RANDOM_CASE_COUNT = sizeof RANDOM_CASES / sizeof RANDOM_CASES[0] };
 
@@ -345,7 +345,7 @@ static void test_model_random(fa_tests *t)
             FA_EXPECT(t, fa_check_covers(lse, want_lse, bound_lse, count_rows(d), &r),
                       "random %d %s: softmax lse worst ratio %g", i, dt, r.worst_ratio);
 
-            attn_model_pv(p, hp.v, hp.dtype, d, o);
+            attn_model_pv(p, hp.v, hp.dtype, d, FA_MASK_NONE, NULL, o);
             FA_EXPECT(t, attn_pv_reference(p, hp.v, hp.dtype, d, want_o, bound_o) == FA_OK, "%s",
                       fa_last_error());
             FA_EXPECT(t, fa_check_covers(o, want_o, bound_o, count_q(d), &r),
@@ -487,13 +487,79 @@ static void test_pv_scales_with_v(fa_tests *t)
         v2[e] = 2 * ((const float *)hp.v)[e];
     attn_model_scores(hp.q, hp.k, FA_F32, d, 0, s);
     attn_model_softmax(s, s, NULL, d, FA_MASK_NONE, NULL);
-    attn_model_pv(s, hp.v, FA_F32, d, o);
-    attn_model_pv(s, v2, FA_F32, d, o2);
+    attn_model_pv(s, hp.v, FA_F32, d, FA_MASK_NONE, NULL, o);
+    attn_model_pv(s, v2, FA_F32, d, FA_MASK_NONE, NULL, o2);
     int64_t wrong = 0;
     for (int64_t e = 0; e < count_q(d); ++e)
         wrong += o2[e] != 2 * o[e];
     FA_EXPECT(t, wrong == 0, "%lld elements of o(2v) differ from 2 o(v)", (long long)wrong);
     free(s), free(o), free(o2), free(v2);
+    free_problem(&hp);
+}
+
+/*
+ * NaN in v (the rule of fa_attention_ref.h). Scale 1, causal top-left,
+ * key_length = 3, head_dim 4, q_i = (1, 0, 0, 0) on every row, keys in dim 0:
+ *   key 0: k = 0,    s = 0,    v = (1, 2, 3, 4)
+ *   key 1: k = -200, s = -200, v = (NaN, 5, 6, 7): weight e^-200, 0 in fp32
+ *   key 2: k = 0,    s = 0,    v = (3, 4, 5, 6)
+ *   key 3: k = 300,  s = 300,  v = NaN in every column: padding, dominant if used.
+ * Expected: row 0 (key 0 only; key 1 is after the causal limit) finite;
+ * rows 1..3 (keys 0..2) NaN in column 0 exactly, where v_1 is NaN, and finite
+ * in columns 1..3, so row 3 also proves the padding key stayed out; lse
+ * finite on every row.
+ */
+enum { NAN_V_ROWS = 4, NAN_V_DIM = 4, NAN_V_NAN_KEY = 1 };
+static const naive_attn_dims NAN_V_DIMS = {1, 1, NAN_V_ROWS, NAN_V_ROWS, NAN_V_DIM};
+
+static host_problem nan_v_problem(void)
+{
+    const float key_first[NAN_V_ROWS] = {0, -200, 0, 300};
+    const float v_rows[NAN_V_ROWS][NAN_V_DIM] = {
+        {1, 2, 3, 4}, {NAN, 5, 6, 7}, {3, 4, 5, 6}, {NAN, NAN, NAN, NAN}};
+    host_problem hp = random_problem(NAN_V_DIMS, FA_F32, FA_MASK_CAUSAL_TOP_LEFT, true, 1, 110);
+    hp.scale = 1.0f;
+    hp.key_length[0] = 3;
+    float *q = hp.q, *k = hp.k, *v = hp.v;
+    for (int n = 0; n < NAN_V_ROWS; ++n)
+        for (int c = 0; c < NAN_V_DIM; ++c) {
+            q[n * NAN_V_DIM + c] = c == 0 ? 1.0f : 0.0f;
+            k[n * NAN_V_DIM + c] = c == 0 ? key_first[n] : 0.0f;
+            v[n * NAN_V_DIM + c] = v_rows[n][c];
+        }
+    return hp;
+}
+
+/** Elements of o and lse (widened to double) that break the expectation above. */
+static int64_t nan_v_wrong(const double *o, const double *lse)
+{
+    int64_t wrong = 0;
+    for (int i = 0; i < NAN_V_ROWS; ++i) {
+        for (int c = 0; c < NAN_V_DIM; ++c) {
+            const bool want_nan = i >= NAN_V_NAN_KEY && c == 0;
+            wrong += want_nan ? !isnan(o[i * NAN_V_DIM + c]) : !isfinite(o[i * NAN_V_DIM + c]);
+        }
+        wrong += !isfinite(lse[i]);
+    }
+    return wrong;
+}
+
+static void test_nan_v_reference(fa_tests *t)
+{
+    host_problem hp = nan_v_problem();
+    const fa_attn_problem problem = naive_attn_problem(hp.q, hp.k, hp.v, hp.dtype, hp.dims,
+                                                       hp.scale, hp.mask, hp.key_length);
+    const fa_attn_method method = naive_attn_method(hp.dtype);
+    fa_attn_reference ref;
+    if (FA_EXPECT(t, fa_attention_reference(&problem, &method, &ref) == FA_OK, "%s",
+                  fa_last_error())) {
+        const int64_t wrong = nan_v_wrong(ref.o, ref.lse);
+        FA_EXPECT(t, wrong == 0,
+                  "reference: NaN in v of an allowed key of weight e^-200 must make column 0 of "
+                  "rows 1..3 NaN, the NaN padding key nothing: %lld elements wrong",
+                  (long long)wrong);
+        fa_attn_reference_free(&ref);
+    }
     free_problem(&hp);
 }
 
@@ -544,7 +610,7 @@ static void expect_rejected(fa_tests *t, const char *mutation, bool covered,
 static void test_mutations(fa_tests *t)
 {
     const naive_attn_dims d = {2, 2, 24, 40, 64};
-    host_problem hp = random_problem(d, FA_F32, FA_MASK_CAUSAL_BOTTOM_RIGHT, true, 3, 103);
+    host_problem hp = random_problem(d, FA_F32, FA_MASK_CAUSAL_TOP_LEFT, true, 3, 103);
     hp.key_length[0] = d.nk / 2; /* padding that really masks keys, in one batch */
     hp.key_length[1] = d.nk;
     float *o = floats(count_q(d)), *lse = floats(count_rows(d)), *s = floats(count_s(d));
@@ -560,9 +626,9 @@ static void test_mutations(fa_tests *t)
     expect_rejected(t, "scale 1/D instead of 1/sqrt(D)", attention_covered(&hp, o, lse, &ro, &rl),
                     &ro, &rl);
 
-    attn_model_naive(hp.q, hp.k, hp.v, hp.dtype, d, 0, FA_MASK_CAUSAL_TOP_LEFT, hp.key_length,
+    attn_model_naive(hp.q, hp.k, hp.v, hp.dtype, d, 0, FA_MASK_CAUSAL_BOTTOM_RIGHT, hp.key_length,
                      o, lse);
-    expect_rejected(t, "top-left instead of bottom-right alignment",
+    expect_rejected(t, "bottom-right instead of top-left alignment",
                     attention_covered(&hp, o, lse, &ro, &rl), &ro, &rl);
 
     attn_model_naive(hp.q, hp.k, hp.v, hp.dtype, d, 0, FA_MASK_NONE, hp.key_length, o, lse);
@@ -781,6 +847,8 @@ static void test_bad_softmax(fa_tests *t)
          "overflow"},
         {"mask 9", fake_s, fake_p, fake_lse, d, (fa_mask)9, NULL, FA_ERR_INVALID_ARGUMENT,
          "mask"},
+        {"bottom-right with key_length", fake_s, fake_p, fake_lse, d,
+         FA_MASK_CAUSAL_BOTTOM_RIGHT, fake_key_length, FA_ERR_UNSUPPORTED, "key_length[b]"},
         {"s misaligned", shifted(fake_s, 2), fake_p, fake_lse, d, none, NULL, FA_ERR_MISALIGNED,
          "s"},
         {"p misaligned", fake_s, shifted(fake_p, 1), fake_lse, d, none, NULL, FA_ERR_MISALIGNED,
@@ -930,6 +998,8 @@ static void test_bad_naive(fa_tests *t)
          FA_ERR_INVALID_ARGUMENT, "scale"},
         {"mask 3", q, k, v, o, lse, FA_F32, d, 0, (fa_mask)3, NULL, FA_ERR_INVALID_ARGUMENT,
          "mask"},
+        {"bottom-right with key_length", q, k, v, o, lse, FA_F32, d, 0,
+         FA_MASK_CAUSAL_BOTTOM_RIGHT, fake_key_length, FA_ERR_UNSUPPORTED, "key_length[b]"},
         {"q misaligned (bf16)", shifted(q, 1), k, v, o, lse, FA_BF16, d, 0, tl, NULL,
          FA_ERR_MISALIGNED, "q"},
         {"v misaligned (fp32)", q, k, shifted(v, 2), o, lse, FA_F32, d, 0, tl, NULL,
@@ -970,6 +1040,7 @@ static int run_cpu(void)
     test_softmax_neg_inf(&t);
     test_attention_permutation_invariance(&t);
     test_pv_scales_with_v(&t);
+    test_nan_v_reference(&t);
     test_counts(&t);
     test_mutations(&t);
     test_bad_scores(&t);
@@ -1040,7 +1111,7 @@ static void test_bitwise_and_in_place(fa_tests *t)
     const naive_attn_dims d = {2, 2, 45, 70, 72};
     const fa_dtype dtypes[] = {FA_F32, FA_BF16};
     for (int di = 0; di < 2; ++di) {
-        host_problem hp = random_problem(d, dtypes[di], FA_MASK_CAUSAL_BOTTOM_RIGHT, true, 3,
+        host_problem hp = random_problem(d, dtypes[di], FA_MASK_CAUSAL_TOP_LEFT, true, 3,
                                          200 + di);
         const char *dt = fa_dtype_name(hp.dtype);
         const size_t s_bytes = count_s(d) * sizeof(float), o_bytes = count_q(d) * sizeof(float);
@@ -1075,7 +1146,7 @@ static void test_bitwise_and_in_place(fa_tests *t)
             attn_model_scores(hp.q, hp.k, hp.dtype, d, 0, want_s);
             int64_t at = first_bit_difference(got_s, want_s, count_s(d));
             FA_EXPECT(t, at < 0, "%s: GPU score %lld differs from the model", dt, (long long)at);
-            attn_model_pv(got_p, hp.v, hp.dtype, d, want_o);
+            attn_model_pv(got_p, hp.v, hp.dtype, d, FA_MASK_NONE, NULL, want_o);
             at = first_bit_difference(got_o, want_o, count_q(d));
             FA_EXPECT(t, at < 0, "%s: GPU PV %lld differs from the model", dt, (long long)at);
             fa_download(got_s, s2, s_bytes);
@@ -1242,6 +1313,26 @@ static void test_padding_never_used(fa_tests *t)
     free_problem(&hp);
 }
 
+/** The NaN-in-v case on the GPU: the same NaN elements as the reference, no other. */
+static void test_nan_v_gpu(fa_tests *t)
+{
+    host_problem hp = nan_v_problem();
+    float o[NAN_V_ROWS * NAN_V_DIM], lse[NAN_V_ROWS];
+    if (FA_EXPECT(t, naive_on_gpu(&hp, o, lse) == FA_OK, "%s", fa_last_error())) {
+        double o_wide[NAN_V_ROWS * NAN_V_DIM], lse_wide[NAN_V_ROWS];
+        for (int e = 0; e < NAN_V_ROWS * NAN_V_DIM; ++e)
+            o_wide[e] = o[e];
+        for (int i = 0; i < NAN_V_ROWS; ++i)
+            lse_wide[i] = lse[i];
+        const int64_t wrong = nan_v_wrong(o_wide, lse_wide);
+        FA_EXPECT(t, wrong == 0,
+                  "attn_naive: NaN in v of an allowed key whose fp32 weight is 0 must make "
+                  "column 0 of rows 1..3 NaN, the NaN padding key nothing: %lld elements wrong",
+                  (long long)wrong);
+    }
+    free_problem(&hp);
+}
+
 static int run_gpu(void)
 {
     if (fa_gpu_skip("test_stage03 gpu"))
@@ -1252,6 +1343,7 @@ static int run_gpu(void)
     test_unwritten_detected(&t);
     test_nan_propagation(&t);
     test_padding_never_used(&t);
+    test_nan_v_gpu(&t);
     return fa_tests_finish(&t);
 }
 

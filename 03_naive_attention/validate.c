@@ -115,6 +115,23 @@ static fa_status check_mask(const char *op, fa_mask mask)
     return FA_OK;
 }
 
+/**
+ * Bottom-right causal aligns the last query row to key nk - 1 (fa_mask_allows);
+ * FlashAttention's variable-length attention aligns it to each sequence's last
+ * key, key_length[b] - 1. The two differ on every padded batch, so the pair is
+ * refused rather than given a meaning its users would not expect.
+ */
+static fa_status check_mask_with_padding(const char *op, fa_mask mask, const int64_t *key_length)
+{
+    if (mask == FA_MASK_CAUSAL_BOTTOM_RIGHT && key_length != NULL)
+        return fa_fail(FA_ERR_UNSUPPORTED,
+                       "%s: mask = FA_MASK_CAUSAL_BOTTOM_RIGHT with key_length = %p: bottom-right "
+                       "would align to nk, not to each batch's key_length[b] as variable-length "
+                       "FlashAttention does; use FA_MASK_CAUSAL_TOP_LEFT or no key_length",
+                       op, (const void *)key_length);
+    return FA_OK;
+}
+
 /** A required array: non-NULL when it has elements (@p shape names its layout). */
 static fa_status check_present(const char *op, const char *name, const void *p, int64_t count,
                                const char *shape)
@@ -187,6 +204,7 @@ fa_status softmax_rows_validate(const float *s, const float *p, const float *lse
     attn_extents ext;
     FA_TRY(check_dims(op, dims, false, &ext));
     FA_TRY(check_mask(op, mask));
+    FA_TRY(check_mask_with_padding(op, mask, key_length));
     FA_TRY(check_present(op, "s", s, ext.scores, S_SHAPE));
     FA_TRY(check_present(op, "p", p, ext.scores, S_SHAPE));
     FA_TRY(check_alignment(op, "s", s, (int)sizeof(float)));
@@ -234,6 +252,7 @@ fa_status attn_naive_validate(const void *q, const void *k, const void *v, const
     FA_TRY(check_dtype(op, dtype));
     FA_TRY(check_scale(op, scale));
     FA_TRY(check_mask(op, mask));
+    FA_TRY(check_mask_with_padding(op, mask, key_length));
     const int64_t kv_count = ext.q > 0 ? ext.kv : 0;
     FA_TRY(check_present(op, "q", q, ext.q, Q_SHAPE));
     FA_TRY(check_present(op, "k", k, kv_count, KV_SHAPE));

@@ -176,7 +176,10 @@ static fa_status workspace_alloc(row_workspace *w, int64_t nk, int64_t dim)
  * key gets o = 0, lse = -inf and zero bounds: a kernel must produce exactly
  * that. A NaN among the allowed scores (from a NaN or an infinity in q or k)
  * makes the whole row NaN, as it does in every kernel: it reaches l, and l
- * divides every column.
+ * divides every column. Every allowed key's row of v is multiplied by its
+ * weight, even a weight that is 0 (a -inf score, or one that underflows), so
+ * a NaN or Inf there reaches o as it does in a kernel that sums the allowed
+ * keys; a masked key's row of v is never read.
  */
 static void reference_row(const fa_attn_problem *p, const fa_attn_method *m, int64_t b, int64_t i,
                           row_workspace *w, double *o, double *lse, double *o_bound, double *lse_bound)
@@ -211,8 +214,16 @@ static void reference_row(const fa_attn_problem *p, const fa_attn_method *m, int
         return;
     }
     if (max == -INFINITY) {
+        /* Every allowed score is -inf (or there is none): every weight is 0,
+         * and 0 * v is 0 unless v is NaN or Inf. */
         for (int64_t d = 0; d < dim; d++)
             o[d] = o_bound[d] = 0.0;
+        for (int64_t j = 0; j < nk; j++) {
+            if (!fa_attn_allows(p, b, i, j))
+                continue;
+            for (int64_t d = 0; d < dim; d++)
+                o[d] += 0.0 * w->v[j * dim + d];
+        }
         *lse = -INFINITY;
         *lse_bound = 0.0;
         return;
@@ -222,11 +233,10 @@ static void reference_row(const fa_attn_problem *p, const fa_attn_method *m, int
     for (int64_t d = 0; d < dim; d++)
         w->o_sum[d] = (fa_ksum){0.0, 0.0};
     for (int64_t j = 0; j < nk; j++) {
-        if (w->score[j] == -INFINITY)
+        if (!fa_attn_allows(p, b, i, j))
             continue;
+        /* No shortcut for a weight of 0: its v row must still reach o. */
         const double e = exp(w->score[j] - max);
-        if (e == 0.0)
-            continue;
         fa_ksum_add(&l, e);
         const double *v = w->v + j * dim;
         for (int64_t d = 0; d < dim; d++)

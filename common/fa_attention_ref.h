@@ -9,6 +9,16 @@
  *   o_i = sum_j p_j v_j,  lse_i = m + ln l.
  * A row with no allowed key has o_i = 0 and lse_i = -inf (never NaN).
  *
+ * NaN and Inf in v follow one rule, in this reference and in every kernel of
+ * the course: the row v_j of an allowed key always reaches o_i, whatever its
+ * weight, even a weight that underflows to 0 (p_j * NaN = NaN, 0 * Inf =
+ * NaN); the row of a masked key (causal limit or key padding) is never read,
+ * so padding may hold anything. A NaN in v_jc therefore makes column c of o_i
+ * NaN on every row that allows key j. With Inf the value depends on whether
+ * the weight underflowed (Inf if not, NaN if so), which the fp32 and double
+ * exponentials decide at different score gaps: tests put Inf only on keys of
+ * non-negligible weight.
+ *
  * The same double loop that computes the reference accumulates the sums the
  * bound needs (A_j = sum_d |q_d k_jd|, sum_j p_j |v_jc - o_c|, the running
  * maxima of the declared block order), so the bound costs one extra O(N D)

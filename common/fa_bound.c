@@ -205,6 +205,13 @@ void fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *in, do
         mt_min[j] = INFINITY;
         mt_max[j] = -INFINITY;
     }
+    if (allowed == 0) {
+        /* Nothing to bound (and with keys = 0 and block_n = 0 no block size to
+         * replay): zero terms. The reference stops before calling here. */
+        out->o_weight = out->o_floor = out->lse_bound = 0.0;
+        out->rises = 0;
+        return;
+    }
     const int64_t rises_forward = replay_order(method, in, score_err, false, &replay, eta, mt_min, mt_max);
     const int64_t rises_reverse = replay_order(method, in, score_err, true, &replay, eta, mt_min, mt_max);
     const int64_t rises = rises_forward > rises_reverse ? rises_forward : rises_reverse;
@@ -266,9 +273,12 @@ void fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *in, do
     const double factor = denominator > 0.0
         ? (1.0 + eps_norm) * (1.0 + u_out) * (1.0 + max_h) * (1.0 + u_p) / denominator
         : INFINITY;
+    /* A masked key keeps its 0 even when the factor is infinite (no 0 * inf). */
     for (int64_t j = 0; j < n; j++) {
-        out->diff_weight[j] *= factor;
-        out->abs_weight[j] *= factor;
+        if (out->diff_weight[j] != 0.0)
+            out->diff_weight[j] *= factor;
+        if (out->abs_weight[j] != 0.0)
+            out->abs_weight[j] *= factor;
     }
     /* Flush to zero: each flushed product, partial sum or weight loses less
      * than 2^-126 (l >= 1 keeps that in normalised units; factor 2 for l_hat). */
@@ -277,7 +287,7 @@ void fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *in, do
     double out_floor = MIN_NORMAL32;
     if (method->output_dtype != FA_F32 && subnormal_half_spacing(method->output_dtype) > out_floor)
         out_floor = subnormal_half_spacing(method->output_dtype);
-    out->o_weight = factor * gamma_l + eps_norm + u_out + eps_norm * u_out + ftz_l;
+    out->o_weight = (gamma_l > 0.0 ? factor * gamma_l : 0.0) + eps_norm + u_out + eps_norm * u_out + ftz_l;
     out->o_floor = ftz_pv + out_floor;
     out->rises = rises;
 

@@ -34,6 +34,7 @@ bool fa_softmax_allows(const fa_softmax_keys *keys, int64_t n, int64_t j)
 /** The row as the kernel's arithmetic sees it: x_j where visible, -inf elsewhere. */
 typedef struct row_view {
     const float *x;
+    const float *v; /**< the values, or NULL when only l is wanted */
     int64_t n;
     const fa_softmax_keys *keys;
 } row_view;
@@ -43,18 +44,23 @@ static double entry(const row_view *row, int64_t j)
     return j < row->n && fa_softmax_allows(row->keys, row->n, j) ? (double)row->x[j] : -INFINITY;
 }
 
-/** Sums of a row's terms against its max m, for the relative error of l. */
+/** Sums of a row's terms against its max m, for the relative error of l and o. */
 typedef struct row_terms {
-    double max;      /**< m */
-    fa_ksum sum;     /**< l = sum e_j */
-    fa_ksum sum_eta; /**< sum e_j eta_j */
-    double eta_max;  /**< max eta_j */
-    int64_t count;   /**< terms (visible finite entries) */
+    double max;             /**< m */
+    fa_ksum sum;            /**< l = sum e_j */
+    fa_ksum sum_eta;        /**< sum e_j eta_j */
+    double eta_max;         /**< max eta_j */
+    int64_t count;          /**< terms (visible finite entries) */
+    fa_ksum output;         /**< o = sum e_j v_j (with values) */
+    fa_ksum abs_output;     /**< sum e_j |v_j| */
+    fa_ksum abs_output_eta; /**< sum e_j |v_j| eta_j */
+    fa_ksum abs_values;     /**< sum |v_j|, for the floors of flushed weights */
 } row_terms;
 
-/** Adds entry value @p x, rescaled @p rises times after its weight was formed. */
-static void add_term(row_terms *terms, double x, int rises)
+/** Adds entry @p j of @p row, rescaled @p rises times after its weight was formed. */
+static void add_term(row_terms *terms, const row_view *row, int64_t j, int rises)
 {
+    const double x = entry(row, j);
     if (x == -INFINITY)
         return; /* weight exactly 0: adding it is exact */
     const double weight = exp(x - terms->max);
@@ -63,6 +69,13 @@ static void add_term(row_terms *terms, double x, int rises)
     fa_ksum_add(&terms->sum_eta, weight * eta);
     terms->eta_max = fmax(terms->eta_max, eta);
     terms->count++;
+    if (row->v != NULL) {
+        const double value = (double)row->v[j];
+        fa_ksum_add(&terms->output, weight * value);
+        fa_ksum_add(&terms->abs_output, weight * fabs(value));
+        fa_ksum_add(&terms->abs_output_eta, weight * fabs(value) * eta);
+        fa_ksum_add(&terms->abs_values, fabs(value));
+    }
 }
 
 /** Largest entry of the update of lane stride @p lanes that starts at @p base. */
@@ -116,7 +129,7 @@ static int64_t sum_terms(const row_view *row, const fa_softmax_method *m, row_te
 {
     if (m->chunk == 0) {
         for (int64_t j = 0; j < row->n; ++j)
-            add_term(terms, entry(row, j), 0);
+            add_term(terms, row, j, 0);
         return terms->count;
     }
     int lane_rises[FA_SOFTMAX_MAX_LANES], merge_rises[FA_SOFTMAX_MAX_LANES];
@@ -131,7 +144,7 @@ static int64_t sum_terms(const row_view *row, const fa_softmax_method *m, row_te
             running = fmax(running, chunk_max);
             const int rises = lane_rises[t] - rises_so_far + merge_rises[t];
             for (int64_t i = 0; i < m->chunk; ++i)
-                add_term(terms, entry(row, base + i * m->lanes), rises);
+                add_term(terms, row, base + i * m->lanes, rises);
         }
     }
     /* A lane's first update adds chunk terms (chunk - 1 roundings), every
@@ -154,21 +167,44 @@ static void fill_exact(const row_view *row, double p_value, double lse_value, do
         *lse_bound = 0.0;
 }
 
+/** The reference's own error: libm exp, compensated sums, one division. */
+static double own_error(int64_t n) { return fa_gamma((double)n + 4.0, DOUBLE_UNIT_ROUNDOFF); }
+
+/**
+ * The largest visible entry of @p row, or NaN when a visible entry is NaN or
+ * +inf (the kernel's row is then NaN); -inf when none is visible and finite.
+ */
+static double row_max(const row_view *row)
+{
+    double max = -INFINITY;
+    for (int64_t j = 0; j < row->n; ++j) {
+        if (!fa_softmax_allows(row->keys, row->n, j))
+            continue;
+        if (isnan(row->x[j]) || row->x[j] == INFINITY)
+            return NAN;
+        max = fmax(max, (double)row->x[j]);
+    }
+    return max;
+}
+
+/** lambda, l's relative error, for @p terms summed with at most @p roundings per path. */
+static double sum_relative_error(const row_terms *terms, int64_t roundings, double own)
+{
+    const double l = fa_ksum_value(&terms->sum);
+    const double gamma = fa_gamma((double)roundings, FA_SOFTMAX_UNIT_ROUNDOFF);
+    return (1.0 + 2.0 * (terms->eta_max + gamma)) * (fa_ksum_value(&terms->sum_eta) + gamma * l) /
+               l +
+           2.0 * (double)terms->count * FA_SOFTMAX_SUBNORMAL_FLOOR / l + own;
+}
+
 void fa_softmax_row_reference(const float *x, int64_t n, const fa_softmax_keys *keys,
                               const fa_softmax_method *method, double *p, double *p_bound,
                               double *lse, double *lse_bound)
 {
     const fa_softmax_keys all = fa_softmax_all_keys(n);
-    const row_view row = {x, n, keys != NULL ? keys : &all};
-    double max = -INFINITY;
-    bool poisoned = false; /* a visible NaN or +inf: the kernel's row is NaN */
-    for (int64_t j = 0; j < n; ++j) {
-        if (!fa_softmax_allows(row.keys, n, j))
-            continue;
-        poisoned = poisoned || isnan(x[j]) || x[j] == INFINITY;
-        max = fmax(max, (double)x[j]);
-    }
-    if (poisoned) {
+    const row_view row = {x, NULL, n, keys != NULL ? keys : &all};
+    const double max = row_max(&row);
+    if (isnan(max)) {
         fill_exact(&row, NAN, NAN, p, p_bound, lse, lse_bound);
         return;
     }
@@ -177,15 +213,11 @@ void fa_softmax_row_reference(const float *x, int64_t n, const fa_softmax_keys *
         return;
     }
 
-    row_terms terms = {max, {0.0, 0.0}, {0.0, 0.0}, 0.0, 0};
+    row_terms terms = {.max = max};
     const int64_t roundings = sum_terms(&row, method, &terms);
     const double l = fa_ksum_value(&terms.sum);
-    const double gamma = fa_gamma((double)roundings, FA_SOFTMAX_UNIT_ROUNDOFF);
-    /* The reference's own error: libm exp, compensated sums, one division. */
-    const double own = fa_gamma((double)n + 4.0, DOUBLE_UNIT_ROUNDOFF);
-    const double lambda =
-        (1.0 + 2.0 * (terms.eta_max + gamma)) * (fa_ksum_value(&terms.sum_eta) + gamma * l) / l +
-        2.0 * (double)terms.count * FA_SOFTMAX_SUBNORMAL_FLOOR / l + own;
+    const double own = own_error(n);
+    const double lambda = sum_relative_error(&terms, roundings, own);
 
     /* p_j = expf(x_j - m) / l with the final m: its own weight, the division
      * and l's error. */
@@ -213,6 +245,37 @@ void fa_softmax_row_reference(const float *x, int64_t n, const fa_softmax_keys *
                                              FA_SOFTMAX_UNIT_ROUNDOFF * fabs(max + log_l)) +
                      own * (fabs(max) + fabs(log_l));
     }
+}
+
+void fa_softmax_state_reference(const float *x, const float *v, int64_t n,
+                                const fa_softmax_keys *keys, const fa_softmax_method *method,
+                                fa_softmax_state_ref *state)
+{
+    const fa_softmax_keys all = fa_softmax_all_keys(n);
+    const row_view row = {x, v, n, keys != NULL ? keys : &all};
+    const double max = row_max(&row);
+    const fa_softmax_state_ref poisoned = {NAN, NAN, 0.0, NAN, 0.0};
+    const fa_softmax_state_ref empty = {-INFINITY, 0.0, 0.0, 0.0, 0.0};
+    if (isnan(max) || max == -INFINITY) {
+        *state = isnan(max) ? poisoned : empty;
+        return;
+    }
+
+    row_terms terms = {.max = max};
+    const int64_t roundings = sum_terms(&row, method, &terms);
+    const double own = own_error(n);
+    state->max = max;
+    state->sum = fa_ksum_value(&terms.sum);
+    state->sum_bound = sum_relative_error(&terms, roundings, own) * state->sum;
+
+    /* o: each product e_j v_j (or its FMA) rounds once more than l's terms. */
+    const double gamma = fa_gamma((double)roundings + 1.0, FA_SOFTMAX_UNIT_ROUNDOFF);
+    const double abs_output = fa_ksum_value(&terms.abs_output);
+    state->output = fa_ksum_value(&terms.output);
+    state->output_bound =
+        (1.0 + 2.0 * (terms.eta_max + gamma)) *
+            (fa_ksum_value(&terms.abs_output_eta) + gamma * abs_output) +
+        2.0 * fa_ksum_value(&terms.abs_values) * FA_SOFTMAX_SUBNORMAL_FLOOR + own * abs_output;
 }
 
 void fa_softmax_rows_reference(const float *x, int64_t batch, int64_t heads, int64_t rows,

@@ -136,6 +136,45 @@ void fa_softmax_rows_reference(const float *x, int64_t batch, int64_t heads, int
                                const fa_softmax_method *method, double *p, double *p_bound,
                                double *lse, double *lse_bound);
 
+/**
+ * The state an online method holds for a row before its division: the max,
+ * the sum of the weights and the unnormalised output against it, with their
+ * exact values and the bounds of the fp32 kernel.
+ */
+typedef struct fa_softmax_state_ref {
+    double max;          /**< m, the largest visible entry (exact in fp32) */
+    double sum;          /**< l = sum_j exp(x_j - m) */
+    double sum_bound;    /**< bound on |l_kernel - l|: lambda l */
+    double output;       /**< o = sum_j exp(x_j - m) v_j (0 without values) */
+    double output_bound; /**< bound on |o_kernel - o| */
+} fa_softmax_state_ref;
+
+/**
+ * The state (m, l, o) of row x [n] under @p method in double, and its bound:
+ * what a split row's partial states must hold when merged (one value column
+ * v; attention applies it per column). l gets lambda l of the derivation
+ * above; o the same with |v_j| weights and one more rounding on every path
+ * (the product e_j v_j, or its FMA): (1 + 2 (max eta_j + gamma_(G+1)))
+ * (sum_j e_j |v_j| eta_j + gamma_(G+1) sum_j e_j |v_j|) + floors.
+ *
+ * Edges, exact with bound 0: no visible finite entry gives m = -inf, l = 0,
+ * o = 0; a visible NaN or +inf makes l and o NaN (and m NaN: the kernel's max
+ * then depends on how it treats NaN, and is not to be compared). Invisible
+ * entries never read v.
+ *
+ * @param x       the row, [n] fp32.
+ * @param v       the values, [n] fp32, or NULL (then o = 0 with bound 0).
+ * @param n       the row length (0 allowed).
+ * @param keys    the visible entries, or NULL for all.
+ * @param method  the kernel's method (see fa_softmax_method).
+ * @param state   receives the state and its bounds.
+ *
+ * Preconditions (not checked) as fa_softmax_row_reference(); state non-NULL.
+ */
+void fa_softmax_state_reference(const float *x, const float *v, int64_t n,
+                                const fa_softmax_keys *keys, const fa_softmax_method *method,
+                                fa_softmax_state_ref *state);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,7 +3,8 @@
  * @brief The evidence that the attention check is right and can fail
  *        (page "How outputs are judged", docs/numerics.md).
  *
- * 1. The double reference: classic cases with known answers, metamorphic
+ * 1. The double reference: classic cases with known answers, NaN in q and v
+ *    (allowed and masked keys), the bound of a row with no key, metamorphic
  *    relations (shift, permutation, scaling, packing, layout), bad input.
  * 2. The bound covers every correct kernel, including one whose exp, rcp
  *    and log are pushed adversarially to the edge of their documented error.
@@ -31,6 +32,7 @@
 
 #include "fa_adversarial.h"
 #include "fa_attention_ref.h"
+#include "fa_bound.h"
 #include "fa_emulate.h"
 #include "fa_softmax_ref.h"
 #include "fa_test.h"
@@ -548,6 +550,67 @@ static void test_reference_nan_row(fa_tests *t)
     FA_EXPECT(t, nan_row && finite_rows, "NaN in q[row 2] gives a NaN row 2 and finite rows elsewhere");
     fa_attn_reference_free(&r);
     fa_case_free(&c);
+}
+
+/*
+ * NaN in v (the rule of fa_attention_ref.h): an allowed key's v row reaches o
+ * whatever its weight, a masked key's never does. Scale 1, q_i = (1, 0) on
+ * every row (zeros after the first dimension of q, k), causal top-left,
+ * 4 keys, key_length = 3:
+ *   key 0: k_0 = 0,      s = 0,    v = (1, 2, 0)
+ *   key 1: k_0 = -gap,   s = -gap, v = (NaN, 5, 0): weight e^-gap, below
+ *          fp32's range for gap 200 and 0 in double for gap 800
+ *   key 2: k_0 = 0,      s = 0,    v = (3, 4, 0)
+ *   key 3: k_0 = 300,    s = 300,  v = (NaN, NaN, NaN): padding, dominant if used.
+ * Asserted: row 0 (key 0 only) finite; rows 1..3 (keys 0..2) have column 0
+ * NaN (v's NaN column) and columns 1, 2 finite (v finite there, so row 3's
+ * finite columns prove the padding key stayed out); lse finite on every row.
+ */
+static void test_reference_nan_value(fa_tests *t)
+{
+    const double gaps[] = {200.0, 800.0};
+    for (size_t g = 0; g < sizeof gaps / sizeof gaps[0]; g++) {
+        fa_case_shape shape = {.batch = 1, .heads_q = 1, .heads_kv = 1, .nq = 4, .nk = 4, .head_dim = 3,
+                               .mask = FA_MASK_CAUSAL_TOP_LEFT, .dtype = FA_F32, .key_padding = true};
+        fa_attn_case c;
+        fa_attn_reference r;
+        FA_EXPECT(t, fa_case_create(&c, &shape) == FA_OK, "%s", fa_last_error());
+        c.problem.scale = 1.0;
+        c.key_length[0] = 3;
+        const double k_first[4] = {0.0, -gaps[g], 0.0, 300.0};
+        const double v_rows[4][3] = {{1.0, 2.0, 0.0}, {NAN, 5.0, 0.0}, {3.0, 4.0, 0.0}, {NAN, NAN, NAN}};
+        for (int64_t n = 0; n < 4; n++) {
+            for (int64_t d = 0; d < 3; d++) {
+                fa_case_set(&c, FA_CASE_Q, 0, 0, n, d, d == 0 ? 1.0 : 0.0);
+                fa_case_set(&c, FA_CASE_K, 0, 0, n, d, d == 0 ? k_first[n] : 0.0);
+                fa_case_set(&c, FA_CASE_V, 0, 0, n, d, v_rows[n][d]);
+            }
+        }
+        FA_EXPECT(t, fa_attention_reference(&c.problem, &DEFINITION, &r) == FA_OK, "%s", fa_last_error());
+        bool ok = isfinite(r.o[0]) && isfinite(r.o[1]) && isfinite(r.o[2]);
+        for (int64_t i = 1; i < 4; i++)
+            ok &= isnan(r.o[i * 3]) && isfinite(r.o[i * 3 + 1]) && isfinite(r.o[i * 3 + 2]);
+        for (int64_t i = 0; i < 4; i++)
+            ok &= isfinite(r.lse[i]);
+        FA_EXPECT(t, ok,
+                  "gap %g: NaN in v of an allowed key of weight e^-%g makes column 0 of rows 1..3 NaN; "
+                  "the padding key's NaN reaches no row", gaps[g], gaps[g]);
+        fa_attn_reference_free(&r);
+        fa_case_free(&c);
+    }
+}
+
+/* keys = 0 with block_n = 0: no block size to replay; the bound is all zeros. */
+static void test_bound_no_keys(fa_tests *t)
+{
+    const fa_bound_row_input row = {.keys = 0, .scale = 1.0, .head_dim = 4, .max = 0.0, .sum = 1.0};
+    double weight[1] = {0.0}, scratch[FA_BOUND_SCRATCH_PER_KEY] = {0.0};
+    fa_bound_row_terms terms = {.diff_weight = weight, .abs_weight = weight, .o_weight = -1.0,
+                                .o_floor = -1.0, .lse_bound = -1.0, .rises = -1};
+    fa_bound_row(&DEFINITION, &row, scratch, &terms);
+    FA_EXPECT(t, terms.o_weight == 0.0 && terms.o_floor == 0.0 && terms.lse_bound == 0.0 && terms.rises == 0,
+              "no keys, block_n = 0: zero terms (o_weight %g, o_floor %g, lse_bound %g, rises %lld)",
+              terms.o_weight, terms.o_floor, terms.lse_bound, (long long)terms.rises);
 }
 
 static void test_reference_metamorphic(fa_tests *t)
@@ -1202,6 +1265,58 @@ static void test_softmax_reference_bound(fa_tests *t)
     }
 }
 
+/* The state reference (m, l, o before the division): a hand row with a
+ * masked entry (0, 0, -inf, 0 with values 1, 2, 3, 4: m = 0, l = 3, o = 7,
+ * exact in fp32), then an fp32 one-lane online fold (chunk 1) on rising rows
+ * covered, and the same fold without its correction factor rejected. */
+static void test_softmax_state_reference(fa_tests *t)
+{
+    const float hand_x[4] = {0.0f, 0.0f, -INFINITY, 0.0f}, hand_v[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+    const fa_softmax_method one_lane = {1, 1, 0, NULL};
+    fa_softmax_state_ref ref;
+    fa_softmax_state_reference(hand_x, hand_v, 4, NULL, &one_lane, &ref);
+    FA_EXPECT(t, ref.max == 0.0 && ref.sum == 3.0 && ref.output == 7.0,
+              "hand state: m %g l %g o %g, want 0 3 7", ref.max, ref.sum, ref.output);
+    FA_EXPECT(t, ref.sum_bound > 0.0 && ref.sum_bound < 3.0 * 0x1p-18 && ref.output_bound > 0.0 &&
+                     ref.output_bound < 7.0 * 0x1p-18,
+              "hand state: bounds %g, %g of a few roundings", ref.sum_bound, ref.output_bound);
+
+    enum { STATE_N = 500 };
+    static float x[STATE_N], v[STATE_N];
+    fa_rng rng;
+    fa_rng_seed(&rng, 2024, 11);
+    double covered = 0.0, no_rescale = INFINITY;
+    for (int row = 0; row < 4; row++) {
+        for (int64_t j = 0; j < STATE_N; j++) {
+            x[j] = (float)(4.0 * fa_rng_normal(&rng) + 24.0 * (double)j / STATE_N);
+            v[j] = (float)fa_rng_normal(&rng);
+        }
+        fa_softmax_state_reference(x, v, STATE_N, NULL, &one_lane, &ref);
+        for (int rescale = 1; rescale >= 0; rescale--) {
+            float m = -INFINITY, l = 0.0f, o = 0.0f;
+            for (int64_t j = 0; j < STATE_N; j++) {
+                const float max = fmaxf(m, x[j]);
+                const float alpha = rescale ? expf(m - max) : 1.0f;
+                const float weight = expf(x[j] - max);
+                l = fmaf(alpha, l, weight);
+                o = fmaf(alpha, o, weight * v[j]);
+                m = max;
+            }
+            const double ratio = fmax(fabs((double)l - ref.sum) / ref.sum_bound,
+                                      fabs((double)o - ref.output) / ref.output_bound);
+            if (rescale)
+                covered = fmax(covered, (double)m == ref.max ? ratio : INFINITY);
+            else
+                no_rescale = fmin(no_rescale, ratio);
+        }
+    }
+    FA_EXPECT(t, covered <= 1.0, "state: the bound covers the fp32 online fold (err/bound %.3g)",
+              covered);
+    FA_EXPECT(t, no_rescale > 10.0,
+              "state: a fold without its correction factor is rejected (err/bound %.3g)",
+              no_rescale);
+}
+
 int main(int argc, char **argv)
 {
     const char *tables_path = NULL;
@@ -1216,10 +1331,13 @@ int main(int argc, char **argv)
 
     test_reference_classics(&t);
     test_reference_nan_row(&t);
+    test_reference_nan_value(&t);
+    test_bound_no_keys(&t);
     test_reference_metamorphic(&t);
     test_bad_input(&t);
     test_softmax_reference_classics(&t);
     test_softmax_reference_bound(&t);
+    test_softmax_state_reference(&t);
     test_coverage(&t, &FA2_METHOD, "FlashAttention-2 (bf16, tensor cores, B = 64, bf16 P, exp2, rcp)", &coverage);
     test_coverage(&t, &ABLATION_METHOD, "same, l from the rounded P", &coverage);
     for (int k = 0; k < OTHER_METHOD_COUNT; k++)

@@ -253,40 +253,54 @@ extern "C" fa_status learner_softmax_rows(const float *s, float *p, float *lse,
 
 /*
  * TODO(M11): o[head][i][c] = sum_j p[head][i][j] * v[head][j][c], for
- * i < nq, c < head_dim, summing over j < nk.
+ * i < nq, c < head_dim, summing over the keys row i may see:
+ * j < allowed_keys(mask, key_length, b, i, nq, nk), with b = head / heads.
+ * M11 alone passes FA_MASK_NONE and no key_length (every key, a plain
+ * matmul); M12 passes the softmax's mask and padding.
  *
  * The same tiling as M9, with tiles of O: row_tiles = ceil(nq/32),
  * col_tiles = ceil(head_dim/32), and a loop over keys j0 = 0, 32, ...:
  *   __shared__ float p_tile[TILE][TILE];   [query row][key]
  *   __shared__ float v_tile[TILE][TILE];   [key][column of v]
  * thread (ty, tx) loads p(row0 + ty, j0 + tx) and v(j0 + ty, col0 + tx),
- * zeros outside; then acc = fmaf(p_tile[ty][j], v_tile[j][tx], acc).
+ * zeros outside; then acc = fmaf(p_tile[ty][j], v_tile[j][tx], acc) for
+ * the keys j0 + j this row may see.
  * Hints:
- * - Skip a term whose weight is exactly 0 (if (w != 0.0f) ...). A masked key
- *   has p = 0, and its v row may be padding full of NaN: 0 * NaN is NaN.
+ * - Loop over the allowed prefix, not over nk, and do not skip a weight of
+ *   0: an allowed key's v row must reach o even when its weight underflowed
+ *   (0 * NaN = NaN, the course's rule), while a masked key's row (padding,
+ *   which may be full of NaN) must never be multiplied.
+ * - The allowed prefix never shrinks from one row to the next, so the tile's
+ *   last row (min(row0 + 32, nq) - 1) bounds the key loop of the block, and
+ *   causal tiles above the diagonal stop early. A warp is one row (one ty),
+ *   so a test on that row's count does not diverge.
  * - nk may be 0: o is then all zeros, and must still be written.
  */
 template <typename T>
 static __global__ void __launch_bounds__(TILE *TILE)
     attn_pv_tiled(const float *__restrict__ p, const T *__restrict__ v, float *__restrict__ o,
-                  naive_attn_dims dims)
+                  naive_attn_dims dims, fa_mask mask, const int64_t *__restrict__ key_length)
 {
     (void)p;
     (void)v;
     (void)o;
     (void)dims;
+    (void)mask;
+    (void)key_length;
 }
 
 template <typename T>
-static void launch_pv(const float *p, const void *v, float *o, naive_attn_dims dims,
-                      unsigned grid, cudaStream_t stream)
+static void launch_pv(const float *p, const void *v, float *o, naive_attn_dims dims, fa_mask mask,
+                      const int64_t *key_length, unsigned grid, cudaStream_t stream)
 {
     attn_pv_tiled<T><<<grid, dim3(TILE, TILE), 0, stream>>>(p, static_cast<const T *>(v), o,
-                                                            dims);
+                                                            dims, mask, key_length);
 }
 
+/* Given: M11 passes every key; M12 its mask and padding (attn_naive_validate() checked them). */
 static fa_status run_attn_pv(const float *p, const void *v, float *o, fa_dtype dtype,
-                             naive_attn_dims dims, cudaStream_t stream)
+                             naive_attn_dims dims, fa_mask mask, const int64_t *key_length,
+                             cudaStream_t stream)
 {
     FA_TRY(attn_pv_validate(p, v, o, dtype, dims));
     const int64_t tiles =
@@ -295,9 +309,9 @@ static fa_status run_attn_pv(const float *p, const void *v, float *o, fa_dtype d
         return FA_OK;
     const unsigned grid = grid_blocks(tiles);
     switch (dtype) {
-    case FA_F32: launch_pv<float>(p, v, o, dims, grid, stream); break;
-    case FA_BF16: launch_pv<__nv_bfloat16>(p, v, o, dims, grid, stream); break;
-    case FA_F16: launch_pv<__half>(p, v, o, dims, grid, stream); break;
+    case FA_F32: launch_pv<float>(p, v, o, dims, mask, key_length, grid, stream); break;
+    case FA_BF16: launch_pv<__nv_bfloat16>(p, v, o, dims, mask, key_length, grid, stream); break;
+    case FA_F16: launch_pv<__half>(p, v, o, dims, mask, key_length, grid, stream); break;
     }
     FA_LAUNCH_CHECK();
     return FA_OK;
@@ -307,7 +321,7 @@ extern "C" fa_status learner_attn_pv(const float *p, const void *v, float *o, fa
                                      naive_attn_dims dims, cudaStream_t stream)
 {
     FA_TODO("M11 PV matmul");
-    return run_attn_pv(p, v, o, dtype, dims, stream);
+    return run_attn_pv(p, v, o, dtype, dims, FA_MASK_NONE, nullptr, stream);
 }
 
 /* ---- M12 naive attention ------------------------------------------------------------------- */
@@ -364,7 +378,7 @@ static fa_status run_attn_naive(const void *q, const void *k, const void *v, flo
     if (status == FA_OK)
         status = learner_softmax_rows(scores, scores, lse, dims, mask, key_length, stream);
     if (status == FA_OK)
-        status = learner_attn_pv(scores, v, o, dtype, dims, stream);
+        status = run_attn_pv(scores, v, o, dtype, dims, mask, key_length, stream);
     if (scores != nullptr) {
         const cudaError_t freed = cudaFreeAsync(scores, stream);
         if (freed != cudaSuccess && status == FA_OK)
