@@ -18,6 +18,7 @@
 #include "fa_timing.h"
 #include "fixtures.h"
 #include "reference.h"
+#include "traffic.h"
 
 #if ONLINE_BENCH_WITH_STAGE03
 #include "attention.h"
@@ -573,20 +574,6 @@ static const attn_case ATTN_LONG_CASES[] = {
     {1, 2, 1, 129, 2051, 128, FA_MASK_CAUSAL_BOTTOM_RIGHT, 48, 3.0, KEYS_RISING},
 };
 
-/** The method attn_rows_online declares: fp32 FMA chains, expf, blocked online, division. */
-static fa_attn_method online_method(int64_t chunk)
-{
-    fa_attn_method m = {0};
-    m.input_dtype = FA_F32;
-    m.accumulation = FA_ACCUM_FP32;
-    m.block_n = chunk;
-    m.p_dtype = FA_F32;
-    m.exp_method = FA_EXP_EXPF;
-    m.normalisation = FA_NORM_DIVIDE;
-    m.output_dtype = FA_F32;
-    return m;
-}
-
 /** The double-reference view of a host problem (contiguous [B][H][N][D]). */
 static fa_attn_problem reference_problem(const attn_online_args *a)
 {
@@ -663,7 +650,7 @@ static bool run_attention_case(fa_impl impl, const char *name, attn_host *h, con
     if (!judge_canaries(result, name, overwritten))
         return false;
     const fa_attn_problem problem = reference_problem(&h->args);
-    const fa_attn_method method = online_method(h->args.chunk);
+    const fa_attn_method method = online_attn_method(h->args.chunk);
     fa_attn_reference ref;
     if (!fa_result_status(result, name, fa_attention_reference(&problem, &method, &ref)))
         return false;
@@ -1008,12 +995,6 @@ const int stage04_check_count = COUNT_OF(stage04_checks);
 
 /* ---- the benchmark ------------------------------------------------------------------------- */
 
-/** Bytes per entry the softmax passes move, counted: each pass reads the row, the last writes p. */
-enum {
-    ONE_PASS_BYTES_PER_ENTRY = 12, /* read x twice (max and sum, then p), write p */
-    THREE_PASS_BYTES_PER_ENTRY = 16 /* read x three times (max, sum, p), write p */
-};
-
 /** Softmax shapes of the benchmark, rows x n: 64 MiB of x each, short rows to one row per SM. */
 static const int64_t BENCH_SOFTMAX_SHAPES[][2] = {
     {65536, 256}, {16384, 1024}, {4096, 4096}, {1024, 16384}, {132, 131072}};
@@ -1026,7 +1007,7 @@ static fa_status bench_softmax(const fa_run_options *options, double copy_gb_per
            "Bytes are counted: one pass reads x twice and writes p (%d B per entry), three passes "
            "read x three times (%d B).\n"
            "Time is measured (median, L2 flushed before each run); GB/s = counted bytes / time.\n",
-           ONE_PASS_BYTES_PER_ENTRY, THREE_PASS_BYTES_PER_ENTRY);
+           ONLINE_SOFTMAX_BYTES_PER_ENTRY, THREE_PASS_SOFTMAX_BYTES_PER_ENTRY);
     printf("%8s %8s | %10s %10s %8s %7s | %10s %10s %8s | %7s\n", "rows", "n", "1-pass MB", "ms",
            "GB/s", "% copy", "3-pass MB", "ms", "GB/s", "speedup");
     const int shapes = options->quick ? 1 : COUNT_OF(BENCH_SOFTMAX_SHAPES);
@@ -1035,9 +1016,8 @@ static fa_status bench_softmax(const fa_run_options *options, double copy_gb_per
             options->quick ? BENCH_QUICK_SOFTMAX_SHAPE[0] : BENCH_SOFTMAX_SHAPES[s][0];
         const int64_t n =
             options->quick ? BENCH_QUICK_SOFTMAX_SHAPE[1] : BENCH_SOFTMAX_SHAPES[s][1];
-        const double entries = (double)rows * (double)n;
-        const double one_bytes = entries * ONE_PASS_BYTES_PER_ENTRY + 4.0 * (double)rows;
-        const double three_bytes = entries * THREE_PASS_BYTES_PER_ENTRY + 4.0 * (double)rows;
+        const double one_bytes = (double)online_softmax_bytes(rows, n);
+        const double three_bytes = (double)three_pass_softmax_bytes(rows, n);
         softmax_timing t = {FA_IMPL_REFERENCE, NULL, NULL, NULL, 0, 0, false};
         double one_ms = 0.0, three_ms = -1.0;
         fa_status status = softmax_timing_alloc(&t, rows, n, options->seed);
@@ -1091,11 +1071,12 @@ static fa_status bench_attention(const fa_run_options *options)
     for (int s = 0; s < shapes; ++s) {
         const attn_bench_shape *b =
             options->quick ? &BENCH_QUICK_ATTN_SHAPE : &BENCH_ATTN_SHAPES[s];
-        const double heads = (double)(b->batch * b->heads), n = (double)b->n, d = (double)b->dim;
-        const double matrix = heads * n * n * 4.0;
-        const double online_bytes = heads * (4.0 * n * d * 4.0 + n * 4.0);
-        const double naive_bytes = online_bytes + 6.0 * matrix;
-        const double flops = 4.0 * heads * n * n * d * (b->mask == FA_MASK_NONE ? 1.0 : 0.5);
+        const int64_t heads = b->batch * b->heads;
+        const double online_bytes = (double)online_attn_bytes(heads, b->n, b->dim);
+        const double naive_bytes = (double)naive_attn_bytes(heads, b->n, b->dim);
+        const double n = (double)b->n, d = (double)b->dim;
+        const double causal_share = b->mask == FA_MASK_NONE ? 1.0 : 0.5;
+        const double flops = 4.0 * (double)heads * n * n * d * causal_share;
         attn_timing t = {FA_IMPL_REFERENCE, false, NULL, NULL, NULL, NULL, NULL, {0}};
         double online_ms = 0.0, naive_ms = -1.0;
         fa_status status = attn_timing_alloc(&t, b->batch, b->heads, b->n, b->dim, b->mask,

@@ -8,11 +8,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "fa_index.h"
+
 _Static_assert(ONLINE_MODEL_MAX_THREADS == 1 << ONLINE_MODEL_MAX_LEVELS,
                "a butterfly over 2^L threads has L levels");
 _Static_assert((int)SOFTMAX_ONLINE_MAX_THREADS <= (int)ONLINE_MODEL_MAX_THREADS,
                "the model replays the kernel's largest block");
-_Static_assert(ATTN_ONLINE_MAX_CHUNK <= 2 * ONLINE_WARP_THREADS,
+_Static_assert(ATTN_ONLINE_MAX_CHUNK <= 2 * FA_WARP_THREADS,
                "the attention replay gives each lane at most two keys of a chunk");
 
 /* ---- the state functions of online_state.cuh --------------------------------------------- */
@@ -146,11 +148,11 @@ void online_model_trace_row(const float *x, const float *v, int64_t n, int64_t c
 int online_merge_masks(int threads, int masks[ONLINE_MODEL_MAX_LEVELS])
 {
     int levels = 0;
-    const int lanes = threads < ONLINE_WARP_THREADS ? threads : ONLINE_WARP_THREADS;
+    const int lanes = threads < FA_WARP_THREADS ? threads : FA_WARP_THREADS;
     for (int mask = lanes / 2; mask > 0; mask /= 2)
         masks[levels++] = mask;
-    for (int warp_mask = threads / ONLINE_WARP_THREADS / 2; warp_mask > 0; warp_mask /= 2)
-        masks[levels++] = warp_mask * ONLINE_WARP_THREADS;
+    for (int warp_mask = threads / FA_WARP_THREADS / 2; warp_mask > 0; warp_mask /= 2)
+        masks[levels++] = warp_mask * FA_WARP_THREADS;
     return levels;
 }
 
@@ -214,13 +216,13 @@ void online_model_softmax_rows(const float *x, float *p, float *lse, int64_t row
 /* ---- M16: online attention ---------------------------------------------------------------- */
 
 /** The xor butterfly sum of warp_sum(): lane values in, the value every lane ends with out. */
-static float butterfly_sum(float lanes[ONLINE_WARP_THREADS])
+static float butterfly_sum(float lanes[FA_WARP_THREADS])
 {
-    for (int offset = ONLINE_WARP_THREADS / 2; offset > 0; offset /= 2) {
-        float next[ONLINE_WARP_THREADS];
-        for (int lane = 0; lane < ONLINE_WARP_THREADS; ++lane)
+    for (int offset = FA_WARP_THREADS / 2; offset > 0; offset /= 2) {
+        float next[FA_WARP_THREADS];
+        for (int lane = 0; lane < FA_WARP_THREADS; ++lane)
             next[lane] = lanes[lane] + lanes[lane ^ offset];
-        for (int lane = 0; lane < ONLINE_WARP_THREADS; ++lane)
+        for (int lane = 0; lane < FA_WARP_THREADS; ++lane)
             lanes[lane] = next[lane];
     }
     return lanes[0];
@@ -250,10 +252,10 @@ static void attn_row(const float *q, const float *k, const float *v, int dim, in
         const float alpha = online_model_correction(state.max, max_new);
 
         /* Lane l holds the weights of keys l and l + 32 (0 past the chunk). */
-        float lane_sums[ONLINE_WARP_THREADS];
-        for (int lane = 0; lane < ONLINE_WARP_THREADS; ++lane) {
+        float lane_sums[FA_WARP_THREADS];
+        for (int lane = 0; lane < FA_WARP_THREADS; ++lane) {
             float sum = 0.0f;
-            for (int key = lane; key < ATTN_ONLINE_MAX_CHUNK; key += ONLINE_WARP_THREADS) {
+            for (int key = lane; key < ATTN_ONLINE_MAX_CHUNK; key += FA_WARP_THREADS) {
                 weight[key] = key < length ? online_model_weight(score[key], max_new) : 0.0f;
                 sum += weight[key];
             }

@@ -23,25 +23,27 @@
 #include "online_state.cuh"
 #include "fa_index.h"
 
-/** All 32 lanes take part in every shuffle of this file. */
-static constexpr unsigned FULL_WARP = 0xFFFFFFFFu;
-static constexpr int KEYS_PER_LANE = ATTN_ONLINE_MAX_CHUNK / ONLINE_WARP_THREADS;
-static constexpr int SOFTMAX_MAX_WARPS = SOFTMAX_ONLINE_MAX_THREADS / ONLINE_WARP_THREADS;
-static constexpr int ATTN_ONLINE_THREADS = ATTN_ONLINE_WARPS * ONLINE_WARP_THREADS;
+static constexpr int KEYS_PER_LANE = ATTN_ONLINE_MAX_CHUNK / FA_WARP_THREADS;
+static constexpr int SOFTMAX_MAX_WARPS = SOFTMAX_ONLINE_MAX_THREADS / FA_WARP_THREADS;
+static constexpr int ATTN_ONLINE_THREADS = ATTN_ONLINE_WARPS * FA_WARP_THREADS;
 /** Floats per float4: the attention tiles are copied and read four floats at a time. */
 static constexpr int FLOATS_PER_VECTOR = 4;
-/** Shared memory a block may opt into on the smallest target, A100: 163 KiB (H100, H200: 227). */
-static constexpr size_t ATTN_SHARED_LIMIT_BYTES = (size_t)163 * 1024;
+/**
+ * Shared memory a block may opt into on sm_80 (A100), the smaller of the two
+ * opt-in limits of the course's targets (sm_90, H100 and H200: 227 KiB).
+ * GPUs with less (sm_86 and sm_89: 99 KiB) refuse the largest tiles at launch.
+ */
+static constexpr size_t SM80_SHARED_OPTIN_BYTES = (size_t)163 * 1024;
 
-static_assert(ATTN_ONLINE_MAX_CHUNK % ONLINE_WARP_THREADS == 0,
+static_assert(ATTN_ONLINE_MAX_CHUNK % FA_WARP_THREADS == 0,
               "a chunk is scored by whole warps: KEYS_PER_LANE keys per lane");
-static_assert(ATTN_ONLINE_MAX_HEAD_DIM % ONLINE_WARP_THREADS == 0,
+static_assert(ATTN_ONLINE_MAX_HEAD_DIM % FA_WARP_THREADS == 0,
               "each lane owns head_dim / 32 output columns");
 static_assert((SOFTMAX_ONLINE_MIN_THREADS & (SOFTMAX_ONLINE_MIN_THREADS - 1)) == 0 &&
                   (SOFTMAX_ONLINE_MAX_THREADS & (SOFTMAX_ONLINE_MAX_THREADS - 1)) == 0,
               "the merge butterfly pairs threads by xor: power-of-two counts");
-static_assert(SOFTMAX_ONLINE_MIN_THREADS >= ONLINE_WARP_THREADS &&
-                  SOFTMAX_MAX_WARPS <= ONLINE_WARP_THREADS,
+static_assert(SOFTMAX_ONLINE_MIN_THREADS >= FA_WARP_THREADS &&
+                  SOFTMAX_MAX_WARPS <= FA_WARP_THREADS,
               "whole warps per row, and one warp merges the warps' states");
 
 /* ---- M13-M16: the traces ---------------------------------------------------------------- */
@@ -157,8 +159,8 @@ static __device__ __forceinline__ online_state merge_lanes(online_state state, i
 {
     for (int offset = lanes / 2; offset > 0; offset /= 2) {
         online_state other;
-        other.max = __shfl_xor_sync(FULL_WARP, state.max, offset);
-        other.sum = __shfl_xor_sync(FULL_WARP, state.sum, offset);
+        other.max = __shfl_xor_sync(FA_FULL_WARP_MASK, state.max, offset);
+        other.sum = __shfl_xor_sync(FA_FULL_WARP_MASK, state.sum, offset);
         float alpha_mine, alpha_other; /* no output to rescale here */
         state = online_merge(state, other, &alpha_mine, &alpha_other);
     }
@@ -179,8 +181,8 @@ softmax_rows_online_kernel(const float *x, float *p, float *lse, int64_t n)
     __shared__ online_state row_state;
     const int64_t row = blockIdx.x;
     const int threads = blockDim.x;
-    const int lane = threadIdx.x % ONLINE_WARP_THREADS;
-    const int warp = threadIdx.x / ONLINE_WARP_THREADS;
+    const int lane = threadIdx.x % FA_WARP_THREADS;
+    const int warp = threadIdx.x / FA_WARP_THREADS;
     const float *x_row = x + row * n;
 
     online_state state = online_state_empty();
@@ -204,12 +206,12 @@ softmax_rows_online_kernel(const float *x, float *p, float *lse, int64_t n)
         state.max = max_new;
     }
 
-    state = merge_lanes(state, ONLINE_WARP_THREADS);
+    state = merge_lanes(state, FA_WARP_THREADS);
     if (lane == 0)
         warp_states[warp] = state;
     __syncthreads();
     if (warp == 0) {
-        const int warps = threads / ONLINE_WARP_THREADS;
+        const int warps = threads / FA_WARP_THREADS;
         state = lane < warps ? warp_states[lane] : online_state_empty();
         state = merge_lanes(state, warps);
         if (lane == 0) {
@@ -246,16 +248,16 @@ extern "C" fa_status ref_softmax_rows_online(const float *x, float *p, float *ls
 /** Max over the warp; every lane gets it. Exact, so the order does not matter. */
 static __device__ __forceinline__ float warp_max(float value)
 {
-    for (int offset = ONLINE_WARP_THREADS / 2; offset > 0; offset /= 2)
-        value = fmaxf(value, __shfl_xor_sync(FULL_WARP, value, offset));
+    for (int offset = FA_WARP_THREADS / 2; offset > 0; offset /= 2)
+        value = fmaxf(value, __shfl_xor_sync(FA_FULL_WARP_MASK, value, offset));
     return value;
 }
 
 /** Sum over the warp by an xor butterfly; every lane gets the same bits (addition commutes). */
 static __device__ __forceinline__ float warp_sum(float value)
 {
-    for (int offset = ONLINE_WARP_THREADS / 2; offset > 0; offset /= 2)
-        value += __shfl_xor_sync(FULL_WARP, value, offset);
+    for (int offset = FA_WARP_THREADS / 2; offset > 0; offset /= 2)
+        value += __shfl_xor_sync(FA_FULL_WARP_MASK, value, offset);
     return value;
 }
 
@@ -279,8 +281,8 @@ static constexpr __host__ __device__ size_t attn_shared_bytes(int64_t head_dim, 
 }
 
 static_assert(attn_shared_bytes(ATTN_ONLINE_MAX_HEAD_DIM, ATTN_ONLINE_MAX_CHUNK) <=
-                  ATTN_SHARED_LIMIT_BYTES,
-              "the largest tiles must fit the shared memory of one block on every target GPU");
+                  SM80_SHARED_OPTIN_BYTES,
+              "every head_dim and chunk must fit one block on sm_80 and sm_90");
 
 /**
  * Copies @p rows consecutive rows of @p dim floats from @p src (row-major,
@@ -359,8 +361,8 @@ static __global__ void __launch_bounds__(ATTN_ONLINE_THREADS)
 attn_rows_online_kernel(attn_online_args args, bool vector_loads)
 {
     extern __shared__ float4 attn_tiles[];
-    const int lane = threadIdx.x % ONLINE_WARP_THREADS;
-    const int warp = threadIdx.x / ONLINE_WARP_THREADS;
+    const int lane = threadIdx.x % FA_WARP_THREADS;
+    const int warp = threadIdx.x / FA_WARP_THREADS;
     const int dim = (int)args.head_dim;
     const int chunk = (int)args.chunk;
     const int stride4 = attn_tile_stride4(dim);
@@ -408,7 +410,7 @@ attn_rows_online_kernel(attn_online_args args, bool vector_loads)
             float chunk_max = -INFINITY;
 #pragma unroll
             for (int r = 0; r < KEYS_PER_LANE; ++r) {
-                const int key = lane + r * ONLINE_WARP_THREADS;
+                const int key = lane + r * FA_WARP_THREADS;
                 score[r] = -INFINITY; /* lanes past the chunk hold a masked score */
                 /* Rounded once here, so the max and the weight see the same score. */
                 if (key < length)
@@ -435,15 +437,15 @@ attn_rows_online_kernel(attn_online_args args, bool vector_loads)
                 chunk_out[c] = 0.0f;
 #pragma unroll
             for (int r = 0; r < KEYS_PER_LANE; ++r) {
-                for (int source = 0; source < ONLINE_WARP_THREADS; ++source) {
-                    const int key = r * ONLINE_WARP_THREADS + source;
+                for (int source = 0; source < FA_WARP_THREADS; ++source) {
+                    const int key = r * FA_WARP_THREADS + source;
                     if (key >= length)
                         break; /* the same for every lane: the shuffle stays warp-wide */
-                    const float w = __shfl_sync(FULL_WARP, weight[r], source);
+                    const float w = __shfl_sync(FA_FULL_WARP_MASK, weight[r], source);
                     const float *v_row = reinterpret_cast<const float *>(v_tile + key * stride4);
 #pragma unroll
                     for (int c = 0; c < COLS_PER_LANE; ++c) {
-                        const int col = lane + c * ONLINE_WARP_THREADS;
+                        const int col = lane + c * FA_WARP_THREADS;
                         if (col < dim)
                             chunk_out[c] = fmaf(w, v_row[col], chunk_out[c]);
                     }
@@ -461,7 +463,7 @@ attn_rows_online_kernel(attn_online_args args, bool vector_loads)
     const int64_t row_offset = first_offset + (int64_t)warp * dim;
 #pragma unroll
     for (int c = 0; c < COLS_PER_LANE; ++c) {
-        const int col = lane + c * ONLINE_WARP_THREADS;
+        const int col = lane + c * FA_WARP_THREADS;
         if (col < dim)
             args.o[row_offset + col] = online_normalise(out[c], state.sum);
     }
@@ -471,19 +473,32 @@ attn_rows_online_kernel(attn_online_args args, bool vector_loads)
 
 /**
  * Instantiates the kernel with just enough columns per lane for head_dim.
- * Above 48 KiB, dynamic shared memory is opt-in per kernel: the cap is set to
- * the most this instantiation can need (the largest chunk), the same value on
- * every call, so concurrent launches never lower it under one another.
+ * Above 48 KiB, dynamic shared memory is opt-in per kernel, up to the device's
+ * limit. The cap is set to the most this instantiation can need (the largest
+ * chunk) clipped to that limit: the same value on every call, so launches from
+ * several host threads never lower it under one another's feet, as a cap set
+ * to each call's own need could. A call needing more than the device offers
+ * is refused before launching.
  */
 template <int COLS_PER_LANE>
 static fa_status launch_attn(const attn_online_args *args, int64_t blocks, bool vector_loads,
                              cudaStream_t stream)
 {
-    const int max_dim = COLS_PER_LANE * ONLINE_WARP_THREADS;
-    const size_t cap = attn_shared_bytes(max_dim, ATTN_ONLINE_MAX_CHUNK);
+    int device = 0, optin_bytes = 0;
+    FA_CUDA_TRY(cudaGetDevice(&device));
+    FA_CUDA_TRY(cudaDeviceGetAttribute(&optin_bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                       device));
+    const size_t device_limit = (size_t)optin_bytes;
+    const size_t bytes = attn_shared_bytes(args->head_dim, args->chunk);
+    if (bytes > device_limit)
+        return fa_fail(FA_ERR_UNSUPPORTED,
+                       "attn_rows_online: head_dim = %lld with chunk = %lld needs %zu bytes of "
+                       "shared memory per block, this GPU allows at most %zu",
+                       (long long)args->head_dim, (long long)args->chunk, bytes, device_limit);
+    const size_t most = attn_shared_bytes(COLS_PER_LANE * FA_WARP_THREADS, ATTN_ONLINE_MAX_CHUNK);
+    const size_t cap = most < device_limit ? most : device_limit;
     FA_CUDA_TRY(cudaFuncSetAttribute(attn_rows_online_kernel<COLS_PER_LANE>,
                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)cap));
-    const size_t bytes = attn_shared_bytes(args->head_dim, args->chunk);
     attn_rows_online_kernel<COLS_PER_LANE>
         <<<(unsigned)blocks, ATTN_ONLINE_THREADS, bytes, stream>>>(*args, vector_loads);
     FA_LAUNCH_CHECK();
@@ -503,13 +518,13 @@ extern "C" fa_status ref_attn_rows_online(const attn_online_args *args, cudaStre
                               fa_is_aligned(args->q, sizeof(float4)) &&
                               fa_is_aligned(args->k, sizeof(float4)) &&
                               fa_is_aligned(args->v, sizeof(float4));
-    const int64_t cols_per_lane = fa_ceil_div(args->head_dim, ONLINE_WARP_THREADS);
+    const int64_t cols_per_lane = fa_ceil_div(args->head_dim, FA_WARP_THREADS);
     if (cols_per_lane <= 1)
         return launch_attn<1>(args, blocks, vector_loads, stream);
     if (cols_per_lane <= 2)
         return launch_attn<2>(args, blocks, vector_loads, stream);
     if (cols_per_lane <= 4)
         return launch_attn<4>(args, blocks, vector_loads, stream);
-    return launch_attn<ATTN_ONLINE_MAX_HEAD_DIM / ONLINE_WARP_THREADS>(args, blocks, vector_loads,
+    return launch_attn<ATTN_ONLINE_MAX_HEAD_DIM / FA_WARP_THREADS>(args, blocks, vector_loads,
                                                                       stream);
 }

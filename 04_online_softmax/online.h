@@ -65,7 +65,6 @@ extern "C" {
 
 /** Launch shapes of the stage, shared by the kernels, the CPU model and the bounds. */
 enum {
-    ONLINE_WARP_THREADS = 32,         /**< lanes of a warp on every NVIDIA GPU */
     ONLINE_TRACE_THREADS = 128,       /**< threads per block of the traces (one thread per row) */
     SOFTMAX_ONLINE_CHUNK = 4,         /**< entries a thread folds into its state per update */
     SOFTMAX_ONLINE_MIN_THREADS = 32,  /**< threads per row for the shortest rows: one warp */
@@ -339,7 +338,9 @@ fa_status learner_softmax_rows_online(const float *x, float *p, float *lse, int6
  * not depend on its neighbours. Shared memory per block:
  * (::ATTN_ONLINE_WARPS + 2 chunk) rows of head_dim floats (padded), at most
  * about 138 KiB (head_dim 256, chunk 64): more than 48 KiB is opted into on
- * each launch.
+ * each launch. A call needing more than the device's opt-in limit (sm_86 and
+ * sm_89 offer 99 KiB) returns ::FA_ERR_UNSUPPORTED naming head_dim, chunk and
+ * both byte counts; a smaller chunk then fits.
  *
  * fp32 throughout: dot products by FMA in the order d = 0..head_dim-1, expf,
  * one division per output. A row with no allowed key gets o = 0 and
@@ -348,8 +349,10 @@ fa_status learner_softmax_rows_online(const float *x, float *p, float *lse, int6
  *
  * @param args    the problem (see ::attn_online_args)
  * @param stream  the stream the kernel is enqueued on
- * @return as attn_rows_online_validate(), or a launch failure; the learner's
- *         twin returns ::FA_ERR_NOT_IMPLEMENTED until written.
+ * @return as attn_rows_online_validate(), ::FA_ERR_UNSUPPORTED when the
+ *         tiles exceed the device's shared memory per block, or a launch
+ *         failure; the learner's twin returns ::FA_ERR_NOT_IMPLEMENTED until
+ *         written.
  */
 fa_status ref_attn_rows_online(const attn_online_args *args, cudaStream_t stream);
 /** The learner's online attention, same contract as ref_attn_rows_online(). */

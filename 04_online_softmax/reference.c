@@ -1,7 +1,7 @@
 /**
  * @file reference.c
- * @brief Double references and bounds of the stage-04 traces, and the softmax
- *        kernel's geometry as a method of the course's softmax reference.
+ * @brief Double references and bounds of the stage-04 traces, and the methods
+ *        the softmax and attention kernels declare to the course's references.
  */
 #include "reference.h"
 
@@ -123,6 +123,21 @@ void online_ref_trace_row(const float *x, const float *v, int64_t n, int64_t chu
         if (ref->output_bound != NULL)
             ref->output_bound[t] = isfinite(terms.out) ? out_bound : 0.0;
     }
+}
+
+/* ---- attention ---------------------------------------------------------------------------- */
+
+fa_attn_method online_attn_method(int64_t chunk)
+{
+    fa_attn_method m = {0};
+    m.input_dtype = FA_F32;
+    m.accumulation = FA_ACCUM_FP32;
+    m.block_n = chunk;
+    m.p_dtype = FA_F32;
+    m.exp_method = FA_EXP_EXPF;
+    m.normalisation = FA_NORM_DIVIDE;
+    m.output_dtype = FA_F32;
+    return m;
 }
 
 /* ---- softmax rows -------------------------------------------------------------------------- */

@@ -3,7 +3,7 @@
  * @brief Double references of the stage-04 traces with the per-element bound
  *        of the online algorithm, and the softmax rows of the one-pass kernel.
  *        Attention outputs are judged by fa_attention_reference() with
- *        block_n = the chunk instead.
+ *        block_n = the chunk instead (online_attn_method()).
  *
  * The derivation is the online method of the course's softmax reference
  * (fa_softmax_ref.h): entry j's weight carries eta_j = u |x_j - m| +
@@ -19,6 +19,8 @@
 #define ONLINE_REFERENCE_H
 
 #include <stdint.h>
+
+#include "fa_attention_ref.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -74,6 +76,13 @@ void online_ref_softmax_row(const float *x, int64_t n, int threads, int chunk, d
  */
 void online_ref_softmax_rows(const float *x, int64_t rows, int64_t n, double *p, double *p_bound,
                              double *lse, double *lse_bound);
+
+/**
+ * The method attn_rows_online declares to fa_attention_reference(): fp32
+ * inputs, P and output, fp32 FMA dot products, expf, online softmax over key
+ * blocks of @p chunk (>= 1), one division per output.
+ */
+fa_attn_method online_attn_method(int64_t chunk);
 
 #ifdef __cplusplus
 }

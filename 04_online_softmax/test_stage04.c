@@ -26,6 +26,7 @@
 
 #include "fa_attention_ref.h"
 #include "fa_check.h"
+#include "fa_index.h"
 #include "fa_reference.h"
 #include "fa_rng.h"
 #include "fa_softmax_ref.h"
@@ -35,6 +36,7 @@
 #include "model.h"
 #include "online.h"
 #include "reference.h"
+#include "traffic.h"
 
 #if FA_HAVE_CUDA
 #include "checks.h"
@@ -190,20 +192,6 @@ static double traces_worst_ratio(const row_traces *t, bool *all_covered)
     return worst;
 }
 
-/** The method attn_rows_online declares (checks.c's online_method()). */
-static fa_attn_method online_method(int64_t chunk)
-{
-    fa_attn_method m = {0};
-    m.input_dtype = FA_F32;
-    m.accumulation = FA_ACCUM_FP32;
-    m.block_n = chunk;
-    m.p_dtype = FA_F32;
-    m.exp_method = FA_EXP_EXPF;
-    m.normalisation = FA_NORM_DIVIDE;
-    m.output_dtype = FA_F32;
-    return m;
-}
-
 static fa_attn_problem problem_of(const attn_online_args *a)
 {
     const fa_attn_problem p = {
@@ -339,7 +327,7 @@ static bool attention_covered(const char *label, const attn_online_args *a, int6
                               const double *o_want, const double *lse_want, double *worst)
 {
     const fa_attn_problem problem = problem_of(a);
-    const fa_attn_method method = online_method(chunk);
+    const fa_attn_method method = online_attn_method(chunk);
     fa_attn_reference ref;
     if (fa_attention_reference(&problem, &method, &ref) != FA_OK) {
         printf("%s: reference failed: %s\n", label, fa_last_error());
@@ -691,7 +679,8 @@ static void test_chunk_invariance_attention(fa_tests *t)
      * two of them differ by at most the sum of the bounds. */
     const fa_attn_problem problem = problem_of(&h.args);
     for (int k = 1; k < COUNT_OF(chunks); ++k) {
-        fa_attn_method m0 = online_method(chunks[0]), mk = online_method(chunks[k]);
+        const fa_attn_method m0 = online_attn_method(chunks[0]);
+        const fa_attn_method mk = online_attn_method(chunks[k]);
         fa_attn_reference r0, rk;
         if (fa_attention_reference(&problem, &m0, &r0) != FA_OK ||
             fa_attention_reference(&problem, &mk, &rk) != FA_OK) {
@@ -734,54 +723,60 @@ static segment_state merge_segments(segment_state a, segment_state b)
     return merged;
 }
 
-/**
- * The bound of l and o for a row cut into segments that are folded in chunks
- * of @p chunk and merged in a tree of @p depth levels, with fa_softmax_ref.h's
- * derivation at the worst counts: every term may be rescaled at every chunk
- * and every level (k_j <= chunks + depth) and rounded chunk + chunks + 2 depth
- * times.
- */
-static void segments_bound(const float *x, const float *v, int64_t n, int64_t chunk, int depth,
-                           double *l, double *l_bound, double *o, double *o_bound)
+/** Merging without the correction factors: the classic mistake a merge bound must reject. */
+static segment_state merge_segments_unscaled(segment_state a, segment_state b)
 {
-    double m = -INFINITY;
-    for (int64_t j = 0; j < n; ++j)
-        m = fmax(m, x[j]);
-    const double k = (double)online_chunk_count(n, chunk) + depth;
-    const double gamma = fa_gamma((double)chunk + k + depth, FA_SOFTMAX_UNIT_ROUNDOFF);
-    fa_ksum sum = {0}, out = {0};
-    double sum_eta = 0.0, abs_out = 0.0, abs_out_eta = 0.0, eta_max = 0.0;
-    for (int64_t j = 0; j < n; ++j) {
-        if (x[j] == -INFINITY)
-            continue; /* masked: weight 0, value never read */
-        const double e = exp((double)x[j] - m);
-        const double eta =
-            FA_SOFTMAX_UNIT_ROUNDOFF * (m - x[j]) + (1.0 + k) * FA_SOFTMAX_EXP_BUDGET;
-        fa_ksum_add(&sum, e);
-        fa_ksum_add(&out, e * v[j]);
-        sum_eta += e * eta;
-        abs_out += e * fabs(v[j]);
-        abs_out_eta += e * fabs(v[j]) * eta;
-        eta_max = fmax(eta_max, eta);
-    }
-    const double second_order = 1.0 + 2.0 * (eta_max + gamma);
-    *l = fa_ksum_value(&sum);
-    *o = fa_ksum_value(&out);
-    *l_bound = second_order * (sum_eta + gamma * *l) + 1e-12 * *l;
-    *o_bound = second_order * (abs_out_eta + gamma * abs_out) + 1e-12 * abs_out;
+    const segment_state merged = {{fmaxf(a.state.max, b.state.max), a.state.sum + b.state.sum},
+                                  a.out + b.out};
+    return merged;
 }
 
-/** Merge: commutative bit for bit, the empty state is the identity, associative within bound. */
+/**
+ * Segments merged by a butterfly of MERGE_LANES lanes (a power of two: three
+ * segments and an empty lane), so that fa_softmax_state_reference() states
+ * each merge order as an online method: level 1 merges lanes 0-1 and 2-3,
+ * level 2 the two pairs.
+ */
+enum { MERGE_LANES = 4, MERGE_LEVELS = 2 };
+static const int MERGE_MASKS[MERGE_LEVELS] = {1, 2};
+_Static_assert(MERGE_LANES == 1 << MERGE_LEVELS, "a butterfly over 2^L lanes has L levels");
+
+/**
+ * Lays segments of x and v [3][segment] out as the method's lanes: lane t
+ * folds segment order[t] (-1: none, all -inf), its entry q sitting at
+ * t + MERGE_LANES q of lane_x and lane_v [MERGE_LANES segment].
+ */
+static void segments_as_lanes(const float *x, const float *v, int64_t segment,
+                              const int order[MERGE_LANES], float *lane_x, float *lane_v)
+{
+    for (int lane = 0; lane < MERGE_LANES; ++lane) {
+        for (int64_t q = 0; q < segment; ++q) {
+            const int64_t at = lane + MERGE_LANES * q, from = order[lane] * segment + q;
+            lane_x[at] = order[lane] < 0 ? -INFINITY : x[from];
+            lane_v[at] = order[lane] < 0 ? 0.0f : v[from];
+        }
+    }
+}
+
+/**
+ * Merge: commutative bit for bit, the empty state is the identity; three
+ * merge orders each within the bound of the softmax reference for its own
+ * tree, and a merge without correction factors rejected.
+ */
 static void test_merge_properties(fa_tests *t)
 {
     const int64_t segment = 40, chunk = 8, n = 3 * segment;
     const int64_t rows = ONLINE_ROW_PATTERN_COUNT;
     float *x = new_floats(rows * n), *v = new_floats(rows * n);
+    float *lane_x = new_floats(MERGE_LANES * segment), *lane_v = new_floats(MERGE_LANES * segment);
     fa_rng rng;
     fa_rng_seed(&rng, SEED, 8);
     fill_pattern_rows(x, rows, n, chunk, 3.0, &rng);
     fill_normal(v, rows * n, 1.0, &rng);
     const segment_state empty = {online_model_state_empty(), 0.0f};
+    /* Lane layouts of the orders: (a b) c, a (b c) as (b c) a, (c a) b. */
+    static const int ORDERS[3][MERGE_LANES] = {{0, 1, 2, -1}, {1, 2, 0, -1}, {2, 0, 1, -1}};
+    const fa_softmax_method tree = {chunk, MERGE_LANES, MERGE_LEVELS, MERGE_MASKS};
     for (int64_t r = 0; r < rows; ++r) {
         const char *name = online_row_pattern_name((online_row_pattern)r);
         const float *xr = x + r * n, *vr = v + r * n;
@@ -803,19 +798,36 @@ static void test_merge_properties(fa_tests *t)
         const segment_state orders[3] = {merge_segments(ab, c),
                                          merge_segments(a, merge_segments(b, c)),
                                          merge_segments(merge_segments(c, a), b)};
-        double l, l_bound, o, o_bound;
-        segments_bound(xr, vr, n, chunk, 2, &l, &l_bound, &o, &o_bound);
+        fa_softmax_state_ref ref;
         for (int k = 0; k < 3; ++k) {
-            FA_EXPECT(t, orders[k].state.max == orders[0].state.max,
-                      "%s row: merge order %d changed the max", name, k);
-            FA_EXPECT(
-                t, fabs(orders[k].state.sum - l) <= l_bound && fabs(orders[k].out - o) <= o_bound,
-                "%s row, merge order %d: l %.9g (want %.17g +- %.3g), o %.9g (want %.17g +- "
-                "%.3g)",
-                name, k, (double)orders[k].state.sum, l, l_bound, (double)orders[k].out, o,
-                o_bound);
+            segments_as_lanes(xr, vr, segment, ORDERS[k], lane_x, lane_v);
+            fa_softmax_state_reference(lane_x, lane_v, MERGE_LANES * segment, NULL, &tree, &ref);
+            FA_EXPECT(t, orders[k].state.max == ref.max,
+                      "%s row: merge order %d gives max %.9g, want %.9g", name, k,
+                      (double)orders[k].state.max, ref.max);
+            FA_EXPECT(t,
+                      fabs(orders[k].state.sum - ref.sum) <= ref.sum_bound &&
+                          fabs(orders[k].out - ref.output) <= ref.output_bound,
+                      "%s row, merge order %d: l %.9g (want %.17g +- %.3g), o %.9g (want %.17g "
+                      "+- %.3g)",
+                      name, k, (double)orders[k].state.sum, ref.sum, ref.sum_bound,
+                      (double)orders[k].out, ref.output, ref.output_bound);
+        }
+        /* Without correction factors only segments whose maxima differ go wrong;
+         * ref is the last order's, (c a) b, merged the same way here. */
+        if (a.state.max != b.state.max || b.state.max != c.state.max) {
+            const segment_state wrong =
+                merge_segments_unscaled(merge_segments_unscaled(c, a), b);
+            const double ratio = fmax(fabs(wrong.state.sum - ref.sum) / ref.sum_bound,
+                                      fabs(wrong.out - ref.output) / ref.output_bound);
+            FA_EXPECT(t, ratio > MUTATION_MARGIN,
+                      "%s row: a merge without correction factors must be rejected (err/bound "
+                      "%.3g)",
+                      name, ratio);
         }
     }
+    free(lane_x);
+    free(lane_v);
     free(x);
     free(v);
 }
@@ -936,6 +948,25 @@ static void test_extreme_scores(fa_tests *t)
     free(x);
     free(v);
     free(p);
+}
+
+/**
+ * The benchmark's counted bytes on a shape small enough to count by hand:
+ * softmax 3 rows x 5: 15 entries x 12 B + 3 lse x 4 B = 192 (one pass),
+ * 15 x 16 + 12 = 252 (three passes); attention 2 heads, n = 3, dim = 4:
+ * Q, K, V, O 4 x 3 x 4 floats + 3 lse = 51 floats = 204 B per head, 408 in
+ * all (online); naive adds 6 x 3 x 3 floats = 216 B per head: 840.
+ */
+static void test_counted_bytes(fa_tests *t)
+{
+    FA_EXPECT(t, online_softmax_bytes(3, 5) == 192, "one-pass softmax bytes %lld, want 192",
+              (long long)online_softmax_bytes(3, 5));
+    FA_EXPECT(t, three_pass_softmax_bytes(3, 5) == 252, "three-pass softmax bytes %lld, want 252",
+              (long long)three_pass_softmax_bytes(3, 5));
+    FA_EXPECT(t, online_attn_bytes(2, 3, 4) == 408, "online attention bytes %lld, want 408",
+              (long long)online_attn_bytes(2, 3, 4));
+    FA_EXPECT(t, naive_attn_bytes(2, 3, 4) == 840, "naive attention bytes %lld, want 840",
+              (long long)naive_attn_bytes(2, 3, 4));
 }
 
 /* ---- CPU: the bounds reject real mistakes --------------------------------------------------- */
@@ -1127,7 +1158,7 @@ static void test_softmax_bad_input(fa_tests *t)
     const softmax_bad_case cases[] = {
         {"rows < 0", BUFFER, OTHER, NULL, -2, 4, FA_ERR_INVALID_SIZE, "rows = -2"},
         {"n < 0", BUFFER, OTHER, NULL, 2, -1, FA_ERR_INVALID_SIZE, "n = -1"},
-        {"rows above the grid", BUFFER, OTHER, NULL, (int64_t)INT32_MAX + 1, 1, FA_ERR_UNSUPPORTED,
+        {"rows above the grid", BUFFER, OTHER, NULL, FA_MAX_GRID_X + 1, 1, FA_ERR_UNSUPPORTED,
          "rows = 2147483648"},
         {"rows * n overflows", BUFFER, OTHER, NULL, 1 << 30, INT64_MAX / 4, FA_ERR_OVERFLOW,
          "rows * n"},
@@ -1242,9 +1273,10 @@ static void test_attention_bad_input(fa_tests *t)
     a.nq = INT64_MAX / 4;
     expect_attention_status(t, "q overflows", &a, FA_ERR_OVERFLOW, "batch * heads_q * nq");
     a = valid_args();
-    a.nq = (int64_t)1 << 33;
+    a.heads_q = 1;
+    a.nq = FA_MAX_GRID_X * ATTN_ONLINE_WARPS + 1; /* one block more than the grid holds */
     a.head_dim = 1;
-    expect_attention_status(t, "grid too large", &a, FA_ERR_OVERFLOW, "blocks");
+    expect_attention_status(t, "grid one block too large", &a, FA_ERR_OVERFLOW, "blocks");
     a = valid_args();
     a.nq = 0;
     a.q = a.k = a.v = NULL;
@@ -1277,6 +1309,7 @@ static int run_cpu(void)
     test_trace_bad_input(&t);
     test_softmax_bad_input(&t);
     test_attention_bad_input(&t);
+    test_counted_bytes(&t);
     return fa_tests_finish(&t);
 }
 
@@ -1554,7 +1587,7 @@ static void test_gpu_properties(fa_tests *t)
         if (!ran(t, "attention", online_run_attention(FA_IMPL_REFERENCE, &h.args, &overwritten),
                  overwritten))
             break;
-        const fa_attn_method method = online_method(chunks[k]);
+        const fa_attn_method method = online_attn_method(chunks[k]);
         fa_attn_reference ref;
         if (!FA_EXPECT(t, fa_attention_reference(&problem, &method, &ref) == FA_OK, "reference: %s",
                        fa_last_error()))

@@ -19,9 +19,6 @@ enum { FLOAT_BYTES = sizeof(float) };
 /** Largest element count whose byte size fits a signed 64-bit offset. */
 static const int64_t MAX_FLOATS = INT64_MAX / FLOAT_BYTES;
 
-/** gridDim.x <= 2^31 - 1 bounds every launch of the stage (all use a 1-D grid). */
-static const int64_t MAX_GRID_BLOCKS = INT32_MAX;
-
 /** a * b for a, b >= 0, or -1 when the product exceeds @p limit. */
 static int64_t product_within(int64_t a, int64_t b, int64_t limit)
 {
@@ -98,11 +95,11 @@ static fa_status check_trace(const char *op, const float *x, bool with_values, c
             FA_ERR_OVERFLOW,
             "%s: rows * n = %lld * %lld floats, expected at most %lld (64-bit byte offsets)", op,
             (long long)rows, (long long)n, (long long)MAX_FLOATS);
-    if (fa_ceil_div(rows, ONLINE_TRACE_THREADS) > MAX_GRID_BLOCKS)
+    if (fa_ceil_div(rows, ONLINE_TRACE_THREADS) > FA_MAX_GRID_X)
         return fa_fail(
             FA_ERR_OVERFLOW,
             "%s: rows = %lld, expected at most %lld (one thread per row, 2^31 - 1 blocks)", op,
-            (long long)rows, (long long)(MAX_GRID_BLOCKS * ONLINE_TRACE_THREADS));
+            (long long)rows, (long long)(FA_MAX_GRID_X * ONLINE_TRACE_THREADS));
     const int64_t trace_count = rows * online_chunk_count(n, chunk);
 
     FA_TRY(check_array(op, "x", x, count, false));
@@ -145,10 +142,10 @@ fa_status softmax_rows_online_validate(const float *x, const float *p, const flo
     const char *op = "softmax_rows_online";
     FA_TRY(check_size(op, "rows", rows));
     FA_TRY(check_size(op, "n", n));
-    if (rows > MAX_GRID_BLOCKS)
+    if (rows > FA_MAX_GRID_X)
         return fa_fail(FA_ERR_UNSUPPORTED,
                        "%s: rows = %lld, expected at most %lld (one block per row)", op,
-                       (long long)rows, (long long)MAX_GRID_BLOCKS);
+                       (long long)rows, (long long)FA_MAX_GRID_X);
     const int64_t count = product_within(rows, n, MAX_FLOATS);
     if (count < 0)
         return fa_fail(
@@ -222,14 +219,14 @@ fa_status attn_rows_online_validate(const attn_online_args *args)
                        op, (long long)args->batch, (long long)args->heads_kv, (long long)args->nk,
                        (long long)args->head_dim, (long long)MAX_FLOATS);
     const int64_t blocks =
-        product_within(heads, fa_ceil_div(args->nq, ATTN_ONLINE_WARPS), MAX_GRID_BLOCKS);
+        product_within(heads, fa_ceil_div(args->nq, ATTN_ONLINE_WARPS), FA_MAX_GRID_X);
     if (blocks < 0)
         return fa_fail(FA_ERR_OVERFLOW,
                        "%s: batch * heads_q * ceil(nq / %d) = %lld * %lld * %lld blocks, expected "
                        "at most %lld",
                        op, ATTN_ONLINE_WARPS, (long long)args->batch, (long long)args->heads_q,
                        (long long)fa_ceil_div(args->nq, ATTN_ONLINE_WARPS),
-                       (long long)MAX_GRID_BLOCKS);
+                       (long long)FA_MAX_GRID_X);
     if (rows == 0)
         return FA_OK;
 

@@ -40,15 +40,14 @@
 #include "online.h"
 #include "fa_index.h"
 
-static constexpr unsigned FULL_WARP = 0xFFFFFFFFu;
 /* Keys each lane scores per chunk (attention), warps per softmax block at most. */
-[[maybe_unused]] static constexpr int KEYS_PER_LANE = ATTN_ONLINE_MAX_CHUNK / ONLINE_WARP_THREADS;
+[[maybe_unused]] static constexpr int KEYS_PER_LANE = ATTN_ONLINE_MAX_CHUNK / FA_WARP_THREADS;
 [[maybe_unused]] static constexpr int SOFTMAX_MAX_WARPS =
-    SOFTMAX_ONLINE_MAX_THREADS / ONLINE_WARP_THREADS;
+    SOFTMAX_ONLINE_MAX_THREADS / FA_WARP_THREADS;
 
-static_assert(ATTN_ONLINE_MAX_CHUNK % ONLINE_WARP_THREADS == 0,
+static_assert(ATTN_ONLINE_MAX_CHUNK % FA_WARP_THREADS == 0,
               "a chunk is scored by whole warps: KEYS_PER_LANE keys per lane");
-static_assert(ATTN_ONLINE_MAX_HEAD_DIM % ONLINE_WARP_THREADS == 0,
+static_assert(ATTN_ONLINE_MAX_HEAD_DIM % FA_WARP_THREADS == 0,
               "each lane owns head_dim / 32 output columns");
 
 /* ---- the state of one row ---------------------------------------------------------------- */
@@ -277,7 +276,7 @@ extern "C" fa_status learner_online_output_trace(const float *x, const float *v,
  * TODO(M15): merge the states of groups of `lanes` lanes (a power of two
  * <= 32) so that every lane ends with its group's state: for offset = lanes/2,
  * lanes/4, ..., 1, fetch the partner's max and sum with
- * __shfl_xor_sync(FULL_WARP, value, offset) and online_merge() them in.
+ * __shfl_xor_sync(FA_FULL_WARP_MASK, value, offset) and online_merge() them in.
  */
 [[maybe_unused]] static __device__ __forceinline__ online_state merge_lanes(online_state state,
                                                                             int lanes)
@@ -337,16 +336,16 @@ extern "C" fa_status learner_softmax_rows_online(const float *x, float *p, float
 /** Max over the warp, every lane gets it (given: the row max of stage 01). */
 [[maybe_unused]] static __device__ __forceinline__ float warp_max(float value)
 {
-    for (int offset = ONLINE_WARP_THREADS / 2; offset > 0; offset /= 2)
-        value = fmaxf(value, __shfl_xor_sync(FULL_WARP, value, offset));
+    for (int offset = FA_WARP_THREADS / 2; offset > 0; offset /= 2)
+        value = fmaxf(value, __shfl_xor_sync(FA_FULL_WARP_MASK, value, offset));
     return value;
 }
 
 /** Sum over the warp by an xor butterfly, every lane gets the same bits (given). */
 [[maybe_unused]] static __device__ __forceinline__ float warp_sum(float value)
 {
-    for (int offset = ONLINE_WARP_THREADS / 2; offset > 0; offset /= 2)
-        value += __shfl_xor_sync(FULL_WARP, value, offset);
+    for (int offset = FA_WARP_THREADS / 2; offset > 0; offset /= 2)
+        value += __shfl_xor_sync(FA_FULL_WARP_MASK, value, offset);
     return value;
 }
 
@@ -368,14 +367,14 @@ extern "C" fa_status learner_softmax_rows_online(const float *x, float *p, float
  *   state:   chunk max by warp_max, then M13, M14; each lane's weights,
  *            their sum by warp_sum, then M15
  *   output:  for each key j of the chunk (in order), broadcast its weight
- *            with __shfl_sync(FULL_WARP, weight[j / 32], j % 32); every lane
+ *            with __shfl_sync(FA_FULL_WARP_MASK, weight[j / 32], j % 32); every lane
  *            accumulates chunk_out[c] = fmaf(w, v[j][col], chunk_out[c]) for
  *            its columns col = lane + 32 c < head_dim; then M16 on each column.
  * At the end: o[col] = online_normalise(out[c], l); lane 0 writes
  * lse = online_lse(state) when args.lse is not NULL.
  */
 template <int COLS_PER_LANE>
-static __global__ void __launch_bounds__(ATTN_ONLINE_WARPS * ONLINE_WARP_THREADS)
+static __global__ void __launch_bounds__(ATTN_ONLINE_WARPS * FA_WARP_THREADS)
 attn_rows_online_kernel(attn_online_args args)
 {
     (void)args;
@@ -385,7 +384,7 @@ template <int COLS_PER_LANE>
 static fa_status launch_attn(const attn_online_args *args, int64_t blocks, cudaStream_t stream)
 {
     attn_rows_online_kernel<COLS_PER_LANE>
-        <<<(unsigned)blocks, ATTN_ONLINE_WARPS * ONLINE_WARP_THREADS, 0, stream>>>(*args);
+        <<<(unsigned)blocks, ATTN_ONLINE_WARPS * FA_WARP_THREADS, 0, stream>>>(*args);
     FA_LAUNCH_CHECK();
     return FA_OK;
 }
@@ -397,14 +396,14 @@ static fa_status launch_attention(const attn_online_args *args, cudaStream_t str
     if (heads == 0 || args->nq == 0)
         return FA_OK;
     const int64_t blocks = heads * fa_ceil_div(args->nq, ATTN_ONLINE_WARPS);
-    const int64_t cols_per_lane = fa_ceil_div(args->head_dim, ONLINE_WARP_THREADS);
+    const int64_t cols_per_lane = fa_ceil_div(args->head_dim, FA_WARP_THREADS);
     if (cols_per_lane <= 1)
         return launch_attn<1>(args, blocks, stream);
     if (cols_per_lane <= 2)
         return launch_attn<2>(args, blocks, stream);
     if (cols_per_lane <= 4)
         return launch_attn<4>(args, blocks, stream);
-    return launch_attn<ATTN_ONLINE_MAX_HEAD_DIM / ONLINE_WARP_THREADS>(args, blocks, stream);
+    return launch_attn<ATTN_ONLINE_MAX_HEAD_DIM / FA_WARP_THREADS>(args, blocks, stream);
 }
 
 extern "C" fa_status learner_attn_rows_online(const attn_online_args *args, cudaStream_t stream)
