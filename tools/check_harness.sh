@@ -74,7 +74,10 @@ fi
 mutants=$(printf '%s\t%s\t%s\t%s\n' \
   1 01_primitives/learner/primitives.cu 'out[i] = a[i] + b[i];' '(void)i;' \
   4 01_primitives/learner/primitives.cu 'return (a > b || isnan(a)) ? a : b;' 'return fmaxf(a, b);' \
-  8 02_matrix/learner/transpose.cu 'if (r < rows)' 'if (r + 1 < rows)')
+  8 02_matrix/learner/transpose.cu 'if (r < rows)' 'if (r + 1 < rows)' \
+  10 03_naive_attention/learner/attention.cu 'end = min64(end, i + 1);' 'end = min64(end, i + 2);' \
+  16 04_online_softmax/learner/online.cu 'out = online_rescale_output(out, alpha, chunk_out);' \
+     'out = online_rescale_output(out, 1.0f, chunk_out);')
 
 # plant FILE TEXT REPLACEMENT
 plant() {
