@@ -301,10 +301,14 @@ static __global__ void __launch_bounds__(TILE *TILE)
             /* Uniform across the warp: one row, one count. A key another row of
              * the tile may see is in v_tile, but this row never multiplies it. */
             const int64_t terms = min64(row_allowed - j0, TILE);
+            if (terms == TILE) { /* every tile but a row's last: no per-term test */
 #pragma unroll
-            for (int j = 0; j < TILE; ++j)
-                if (j < terms)
+                for (int j = 0; j < TILE; ++j)
                     acc = fmaf(p_tile[ty][j], v_tile[j][tx], acc);
+            } else {
+                for (int j = 0; j < terms; ++j)
+                    acc = fmaf(p_tile[ty][j], v_tile[j][tx], acc);
+            }
             __syncthreads(); /* the next step overwrites the tiles */
         }
         const int64_t c = col0 + tx;
