@@ -88,9 +88,18 @@ static fa_status validate(const fa_attn_problem *p, const fa_attn_method *m)
     FA_TRY(validate_view(&p->v, "v", keys_used));
     if (p->key_length) {
         for (int64_t b = 0; b < p->batch; b++) {
-            if (p->key_length[b] < 0 || p->key_length[b] > p->nk)
+            const int64_t length = p->key_length[b];
+            if (length < 0 || length > p->nk)
                 return fa_fail(FA_ERR_INVALID_SIZE, "attention reference: key_length[%lld] = %lld, expected 0..%lld",
-                               (long long)b, (long long)p->key_length[b], (long long)p->nk);
+                               (long long)b, (long long)length, (long long)p->nk);
+            /* Bottom-right alignment here is to nk, not to the sequence's own
+             * length as FlashAttention's varlen kernels align it; the two
+             * differ only for a partial length, which is refused rather than
+             * given a reference no kernel of the course computes. */
+            if (p->mask == FA_MASK_CAUSAL_BOTTOM_RIGHT && length > 0 && length < p->nk)
+                return fa_fail(FA_ERR_UNSUPPORTED, "attention reference: key_length[%lld] = %lld of nk = %lld with the "
+                               "bottom-right causal mask (alignment to each sequence's own length is not modelled)",
+                               (long long)b, (long long)length, (long long)p->nk);
         }
     }
     if (!valid_dtype(m->input_dtype) || !valid_dtype(m->p_dtype) || !valid_dtype(m->output_dtype))

@@ -731,7 +731,12 @@ static void test_bad_input(fa_tests *t)
     c.key_length[0] = 5;
     FA_EXPECT(t, fa_attention_reference(&p, &m, &r) == FA_ERR_INVALID_SIZE && strstr(fa_last_error(), "key_length[0]"),
               "key_length past nk: %s", fa_last_error());
+    c.key_length[0] = 3;
+    p.mask = FA_MASK_CAUSAL_BOTTOM_RIGHT;
+    FA_EXPECT(t, fa_attention_reference(&p, &m, &r) == FA_ERR_UNSUPPORTED && strstr(fa_last_error(), "bottom-right"),
+              "a partial key_length with bottom-right causal: %s", fa_last_error());
     c.key_length[0] = 4;
+    p = c.problem;
     m.input_dtype = FA_F32;
     FA_EXPECT(t, fa_attention_reference(&p, &m, &r) == FA_ERR_UNSUPPORTED && strstr(fa_last_error(), "tf32"),
               "tensor cores with fp32 inputs: %s", fa_last_error());
