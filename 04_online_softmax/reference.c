@@ -70,7 +70,7 @@ void online_ref_trace_row(const float *x, const float *v, int64_t n, int64_t chu
             if (isfinite(alpha))
                 alpha_bound =
                     fa_softmax_widened(fa_softmax_exp_error(argument)) * alpha +
-                    FA_SOFTMAX_SUBNORMAL_FLOOR;
+                    FA_BOUND_MIN_NORMAL32;
             if (max_new > max)
                 trace_terms_rescale(&terms, max_new - max);
         }
@@ -97,15 +97,15 @@ void online_ref_trace_row(const float *x, const float *v, int64_t n, int64_t chu
          * the longest: chunk - 1 additions, one more for the product of the
          * output's first FMA), then one fused update per chunk so far. */
         const double roundings = (double)(chunk + t + 1);
-        const double gamma = fa_gamma(roundings, FA_SOFTMAX_UNIT_ROUNDOFF);
+        const double gamma = fa_gamma(roundings, FA_BOUND_U32);
         const double second_order = 1.0 + 2.0 * (terms.eta_max + gamma);
         const double own =
             fa_gamma(4.0 * (double)(t + 1) + (double)terms.allowed, DOUBLE_UNIT_ROUNDOFF);
         const double sum_bound = second_order * (terms.sum_eta + gamma * terms.sum) +
-                                 2.0 * (double)terms.allowed * FA_SOFTMAX_SUBNORMAL_FLOOR +
+                                 2.0 * (double)terms.allowed * FA_BOUND_MIN_NORMAL32 +
                                  own * terms.sum;
         const double out_bound = second_order * (terms.abs_out_eta + gamma * terms.abs_out) +
-                                 2.0 * terms.abs_values * FA_SOFTMAX_SUBNORMAL_FLOOR +
+                                 2.0 * terms.abs_values * FA_BOUND_MIN_NORMAL32 +
                                  own * terms.abs_out;
 
         if (ref->max != NULL)

@@ -1370,7 +1370,7 @@ static void test_traces_match_model(fa_tests *t)
                 const float argument = old_max - online_model_max_offset(model_max[r * T + c]);
                 const double exact = exp((double)argument);
                 const double budget =
-                    2.0 * FA_SOFTMAX_EXP_BUDGET * exact + FA_SOFTMAX_SUBNORMAL_FLOOR;
+                    2.0 * FA_BOUND_EXP_BUDGET * exact + FA_BOUND_MIN_NORMAL32;
                 alpha_outside +=
                     !(fabs((double)gpu_alpha[r * T + c] - model_alpha[r * T + c]) <= budget);
             }

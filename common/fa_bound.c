@@ -16,32 +16,26 @@
 #include "fa_reference.h"
 #include "fa_index.h"
 
-/* Unit roundoffs. A truncating sum loses up to one ulp per step, twice u. */
-#define U32 0x1p-24
+/* Unit roundoffs (fp32: FA_BOUND_U32). A truncating sum loses up to one ulp
+ * per step, twice u. Flush-to-zero replaces a result below
+ * FA_BOUND_MIN_NORMAL32 by 0. */
 #define U_TRUNCATE 0x1p-23
 #define U64 0x1p-53
-/* Flush-to-zero replaces a result below the smallest normal fp32 by 0. */
-#define MIN_NORMAL32 0x1p-126
-
-/* expf, exp2f and ex2.approx.f32 are within 2 ulp of exp (CUDA Math API, PTX
- * ISA). One ulp is at most 2u relative; the half ulp of the correctly rounded
- * value the budget is measured from makes 2.5 ulp = 5u. */
-#define EXP_BUDGET (5.0 * U32)
 /* __expf: 2 + floor(1.173 |x|) ulp (CUDA Math API), from the rounded value. */
 #define FAST_EXP_ULP_BASE 2.5
 #define FAST_EXP_ULP_SLOPE 1.173
 /* rcp.approx.f32 is within 1 ulp; with the half ulp from the rounded value and
  * the multiply by it, 1.5 * 2u + u = 4u. A division is correctly rounded: u. */
-#define RCP_NORM_BUDGET (4.0 * U32)
-#define DIV_NORM_BUDGET U32
+#define RCP_NORM_BUDGET (4.0 * FA_BOUND_U32)
+#define DIV_NORM_BUDGET FA_BOUND_U32
 /* logf / log2f are within 1 ulp (2u |ln l|); twice that covers a log2 then a
  * multiply by ln 2. */
-#define LOG_BUDGET (4.0 * U32)
+#define LOG_BUDGET (4.0 * FA_BOUND_U32)
 /* The lse a kernel writes is m_k + ln l where its weights were shifted by m_w:
  * both roundings of m (m c and m c log2 e) and of the scale constants differ
  * by at most 4u |m|; the final sum and a ln 2 conversion add 2u |lse|. */
-#define LSE_SHIFT_BUDGET (4.0 * U32)
-#define LSE_SUM_BUDGET (2.0 * U32)
+#define LSE_SHIFT_BUDGET (4.0 * FA_BOUND_U32)
+#define LSE_SUM_BUDGET (2.0 * FA_BOUND_U32)
 /* Products the tensor core aligns to one exponent before truncating them
  * (Fasi, Higham, Mikaitis, Pranesh 2021 measured 4 to 16; 8 is safe because
  * each hardware block costs at most its terms plus two roundings). */
@@ -60,8 +54,8 @@ _Static_assert(TC_ALIGN_BLOCK > 0, "the tensor-core block holds at least one pro
 static double exp_budget(fa_exp_method method, double arg)
 {
     if (method == FA_EXP_FAST)
-        return (FAST_EXP_ULP_BASE + floor(FAST_EXP_ULP_SLOPE * fabs(arg))) * 2.0 * U32;
-    return EXP_BUDGET;
+        return (FAST_EXP_ULP_BASE + floor(FAST_EXP_ULP_SLOPE * fabs(arg))) * 2.0 * FA_BOUND_U32;
+    return FA_BOUND_EXP_BUDGET;
 }
 
 /* Roundings of a truncating tensor-core sum of @p terms non-zero products
@@ -84,10 +78,10 @@ static double dot_error(const fa_attn_method *m, int64_t head_dim, double abs_do
     } else {
         /* A chain of D FFMAs rounds at most D times; one more covers a kernel
          * that multiplies q by the scale before the dot product. */
-        gamma = fa_gamma((double)(head_dim + 1), U32);
+        gamma = fa_gamma((double)(head_dim + 1), FA_BOUND_U32);
     }
     /* Flushed products or partial sums lose less than 2^-126 each. */
-    return gamma * abs_dot + (double)head_dim * MIN_NORMAL32;
+    return gamma * abs_dot + (double)head_dim * FA_BOUND_MIN_NORMAL32;
 }
 
 /** Running maxima of one block order; scratch blocks[2 * nblocks]. */
@@ -122,7 +116,7 @@ static int64_t replay_order(const fa_attn_method *m, const fa_bound_row_input *i
         for (int64_t j = t * block; j < end; j++) {
             if (in->score[j] > bm) {
                 bm = in->score[j];
-                btol = score_err[j] + 2.0 * U32 * fabs(in->score[j]);
+                btol = score_err[j] + 2.0 * FA_BOUND_U32 * fabs(in->score[j]);
             }
         }
         r->later_rho[t] = 0.0;
@@ -133,7 +127,7 @@ static int64_t replay_order(const fa_attn_method *m, const fa_bound_row_input *i
         const double mt = bm > prev ? bm : prev;
         if (prev > -INFINITY && bm + btol >= prev - prev_tol) {
             const double jump = mt - prev;
-            r->later_rho[t] = 4.0 * U32 * jump + U32 * (fabs(mt) + fabs(prev)) +
+            r->later_rho[t] = 4.0 * FA_BOUND_U32 * jump + FA_BOUND_U32 * (fabs(mt) + fabs(prev)) +
                               exp_budget(m->exp_method, jump);
             rises++;
         }
@@ -161,8 +155,8 @@ static int64_t replay_order(const fa_attn_method *m, const fa_bound_row_input *i
         /* exp2 with log2(e) folded into one FFMA: the FFMA, the rounded
          * constant and the subtraction cost 3u |s - m_t|, the rounded m_t c
          * log2(e) u |m_t|. expf on scaled scores: u |s| for the scaling. */
-        const double argument = exp2_prescaled ? 3.0 * U32 * gap + U32 * fabs(mt)
-                                               : U32 * fabs(s) + 3.0 * U32 * gap;
+        const double argument = exp2_prescaled ? 3.0 * FA_BOUND_U32 * gap + FA_BOUND_U32 * fabs(mt)
+                                               : FA_BOUND_U32 * fabs(s) + 3.0 * FA_BOUND_U32 * gap;
         const double e = score_err[j] + argument + exp_budget(m->exp_method, gap) +
                          r->later_rho[t];
         if (e > eta[j])
@@ -223,7 +217,7 @@ void fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *in, do
     const double eps_norm = method->normalisation == FA_NORM_RECIPROCAL ? RCP_NORM_BUDGET : DIV_NORM_BUDGET;
 
     /* l: N - 1 fp32 additions and R rescale multiplies, whatever the order. */
-    const double gamma_l = fa_gamma((double)(allowed - 1 + rises), U32);
+    const double gamma_l = fa_gamma((double)(allowed - 1 + rises), FA_BOUND_U32);
     /* P.V: the same chain for the products p_j v_jc, plus the R rescales of O. */
     double gamma_pv;
     if (method->accumulation == FA_ACCUM_TENSOR_CORE) {
@@ -234,7 +228,7 @@ void fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *in, do
          * bits), leaving N - 1 additions. An fp32 P rounds each product, and
          * may have been divided by l before P.V (softmax, then P.V): N + 1. */
         const bool exact_products = rounded_p && method->input_dtype != FA_F32;
-        gamma_pv = fa_gamma((double)(exact_products ? allowed - 1 + rises : allowed + 1 + rises), U32);
+        gamma_pv = fa_gamma((double)(exact_products ? allowed - 1 + rises : allowed + 1 + rises), FA_BOUND_U32);
     }
 
     /* First-order weights, and H = max_j h_j for the second-order factor. */
@@ -282,9 +276,9 @@ void fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *in, do
     }
     /* Flush to zero: each flushed product, partial sum or weight loses less
      * than 2^-126 (l >= 1 keeps that in normalised units; factor 2 for l_hat). */
-    const double ftz_l = 2.0 * MIN_NORMAL32 * (double)(allowed + rises + 2);
-    const double ftz_pv = 2.0 * MIN_NORMAL32 * (double)(2 * allowed + rises + 2);
-    double out_floor = MIN_NORMAL32;
+    const double ftz_l = 2.0 * FA_BOUND_MIN_NORMAL32 * (double)(allowed + rises + 2);
+    const double ftz_pv = 2.0 * FA_BOUND_MIN_NORMAL32 * (double)(2 * allowed + rises + 2);
+    double out_floor = FA_BOUND_MIN_NORMAL32;
     if (method->output_dtype != FA_F32 && subnormal_half_spacing(method->output_dtype) > out_floor)
         out_floor = subnormal_half_spacing(method->output_dtype);
     out->o_weight = (gamma_l > 0.0 ? factor * gamma_l : 0.0) + eps_norm + u_out + eps_norm * u_out + ftz_l;

@@ -25,6 +25,20 @@
 extern "C" {
 #endif
 
+/** fp32 unit roundoff u = 2^-24. */
+#define FA_BOUND_U32 0x1p-24
+
+/**
+ * Relative budget of one expf, exp2f or ex2.approx.f32 (and of one logf):
+ * within 2 ulp of exp (CUDA Math API, PTX ISA), one ulp is at most 2u
+ * relative, and the half ulp of the correctly rounded value the budget is
+ * measured from makes 2.5 ulp = 5u.
+ */
+#define FA_BOUND_EXP_BUDGET (5.0 * FA_BOUND_U32)
+
+/** Smallest normal fp32: below it a result may be subnormal or flushed to zero. */
+#define FA_BOUND_MIN_NORMAL32 0x1p-126
+
 /** Doubles of scratch fa_bound_row() needs per key position. */
 enum { FA_BOUND_SCRATCH_PER_KEY = 6 };
 

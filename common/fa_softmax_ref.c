@@ -15,7 +15,7 @@
 
 double fa_softmax_exp_error(double difference)
 {
-    return FA_SOFTMAX_UNIT_ROUNDOFF * fabs(difference) + FA_SOFTMAX_EXP_BUDGET;
+    return FA_BOUND_U32 * fabs(difference) + FA_BOUND_EXP_BUDGET;
 }
 
 double fa_softmax_widened(double budget) { return budget * (1.0 + 2.0 * budget); }
@@ -64,7 +64,7 @@ static void add_term(row_terms *terms, const row_view *row, int64_t j, int rises
     if (x == -INFINITY)
         return; /* weight exactly 0: adding it is exact */
     const double weight = exp(x - terms->max);
-    const double eta = fa_softmax_exp_error(x - terms->max) + rises * FA_SOFTMAX_EXP_BUDGET;
+    const double eta = fa_softmax_exp_error(x - terms->max) + rises * FA_BOUND_EXP_BUDGET;
     fa_ksum_add(&terms->sum, weight);
     fa_ksum_add(&terms->sum_eta, weight * eta);
     terms->eta_max = fmax(terms->eta_max, eta);
@@ -191,10 +191,10 @@ static double row_max(const row_view *row)
 static double sum_relative_error(const row_terms *terms, int64_t roundings, double own)
 {
     const double l = fa_ksum_value(&terms->sum);
-    const double gamma = fa_gamma((double)roundings, FA_SOFTMAX_UNIT_ROUNDOFF);
+    const double gamma = fa_gamma((double)roundings, FA_BOUND_U32);
     return (1.0 + 2.0 * (terms->eta_max + gamma)) * (fa_ksum_value(&terms->sum_eta) + gamma * l) /
                l +
-           2.0 * (double)terms->count * FA_SOFTMAX_SUBNORMAL_FLOOR / l + own;
+           2.0 * (double)terms->count * FA_BOUND_MIN_NORMAL32 / l + own;
 }
 
 void fa_softmax_row_reference(const float *x, int64_t n, const fa_softmax_keys *keys,
@@ -230,8 +230,8 @@ void fa_softmax_row_reference(const float *x, int64_t n, const fa_softmax_keys *
         }
         p[j] = exp(value - max) / l;
         const double budget =
-            fa_softmax_exp_error(value - max) + FA_SOFTMAX_UNIT_ROUNDOFF + lambda + own;
-        p_bound[j] = fa_softmax_widened(budget) * p[j] + 2.0 * FA_SOFTMAX_SUBNORMAL_FLOOR;
+            fa_softmax_exp_error(value - max) + FA_BOUND_U32 + lambda + own;
+        p_bound[j] = fa_softmax_widened(budget) * p[j] + 2.0 * FA_BOUND_MIN_NORMAL32;
     }
 
     /* lse = m + logf(l): ln(l (1 + d)) = ln l + d to first order, logf's own
@@ -240,9 +240,9 @@ void fa_softmax_row_reference(const float *x, int64_t n, const fa_softmax_keys *
     if (lse != NULL)
         *lse = max + log_l;
     if (lse_bound != NULL) {
-        const double budget = lambda + FA_SOFTMAX_EXP_BUDGET + FA_SOFTMAX_UNIT_ROUNDOFF;
-        *lse_bound = (1.0 + 2.0 * budget) * (lambda + FA_SOFTMAX_EXP_BUDGET * fabs(log_l) +
-                                             FA_SOFTMAX_UNIT_ROUNDOFF * fabs(max + log_l)) +
+        const double budget = lambda + FA_BOUND_EXP_BUDGET + FA_BOUND_U32;
+        *lse_bound = (1.0 + 2.0 * budget) * (lambda + FA_BOUND_EXP_BUDGET * fabs(log_l) +
+                                             FA_BOUND_U32 * fabs(max + log_l)) +
                      own * (fabs(max) + fabs(log_l));
     }
 }
@@ -269,13 +269,13 @@ void fa_softmax_state_reference(const float *x, const float *v, int64_t n,
     state->sum_bound = sum_relative_error(&terms, roundings, own) * state->sum;
 
     /* o: each product e_j v_j (or its FMA) rounds once more than l's terms. */
-    const double gamma = fa_gamma((double)roundings + 1.0, FA_SOFTMAX_UNIT_ROUNDOFF);
+    const double gamma = fa_gamma((double)roundings + 1.0, FA_BOUND_U32);
     const double abs_output = fa_ksum_value(&terms.abs_output);
     state->output = fa_ksum_value(&terms.output);
     state->output_bound =
         (1.0 + 2.0 * (terms.eta_max + gamma)) *
             (fa_ksum_value(&terms.abs_output_eta) + gamma * abs_output) +
-        2.0 * fa_ksum_value(&terms.abs_values) * FA_SOFTMAX_SUBNORMAL_FLOOR + own * abs_output;
+        2.0 * fa_ksum_value(&terms.abs_values) * FA_BOUND_MIN_NORMAL32 + own * abs_output;
 }
 
 void fa_softmax_rows_reference(const float *x, int64_t batch, int64_t heads, int64_t rows,

@@ -34,17 +34,11 @@
 #include <stdint.h>
 
 #include "fa_attention_ref.h"
+#include "fa_bound.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/** fp32 unit roundoff u = 2^-24. */
-#define FA_SOFTMAX_UNIT_ROUNDOFF 0x1p-24
-/** Relative error budget of one expf (and of one logf): 5u. */
-#define FA_SOFTMAX_EXP_BUDGET (5.0 * FA_SOFTMAX_UNIT_ROUNDOFF)
-/** Below the normal range (2^-126) results may be subnormal or flushed: an absolute floor. */
-#define FA_SOFTMAX_SUBNORMAL_FLOOR 0x1p-126
 
 /** Most lanes an online method may fold a row with (a CUDA block's threads). */
 enum { FA_SOFTMAX_MAX_LANES = 1024 };
