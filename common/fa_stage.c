@@ -6,9 +6,7 @@
  */
 #include "fa_stage.h"
 
-#include <stdarg.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "fa_cli.h"
 #include "fa_device.h"
