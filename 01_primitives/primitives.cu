@@ -1,29 +1,28 @@
 /**
  * @file primitives.cu
- * @brief Stage 01 reference kernels and launchers: the solution of M1-M5.
+ * @brief Stage 01 reference kernels: the solution of M1-M5.
  *
  * | version | kernel               | milestone | idea |
  * |---------|----------------------|-----------|------|
  * | 1       | `vector_add_kernel`  | M1 | grid-stride loop over `float4`, scalar tail of n mod 4 |
  * | 2       | `scale_array_kernel` | M2 | the same loop, one multiply per element |
  * | 3       | `exp_kernel<method>` | M3 | the same loop; `expf`, `exp2f(x * log2 e)` or `__expf` |
- * | 4       | `row_max_kernel`     | M4 | one block per row: strided slices, warp shuffles, then shared memory across warps; NaN kept |
+ * | 4       | `row_max_kernel`     | M4 | one block per row: strided slices, then the block's tree (fa_kernel.cuh); NaN kept |
  * | 5       | `row_sum_kernel`     | M5 | the same tree with + (error grows with its depth, not with the row length) |
  *
- * Every launcher validates its arguments (validate.c), returns at once for
- * empty work, computes its grid explicitly, launches, and checks the launch.
- * The only external symbols of this file are the `ref_*` launchers: kernels
- * and helpers are static, so the file can be copied as a learner's solution
- * with `ref_` renamed.
+ * Only kernels live here: harness/launch.cu validates, computes the grid and
+ * launches them, for these kernels and for the learner's alike. The tree of
+ * M4 and M5 is fa_block_reduce() of common/fa_kernel.cuh, which later stages
+ * call too: read it beside this file.
  */
 #include <math.h>
 #include <stdint.h>
 
 #include <cuda_runtime.h>
 
-#include "fa_device.h"
-#include "primitives.h"
 #include "fa_index.h"
+#include "fa_kernel.cuh"
+#include "primitives.h"
 
 enum {
     ELEMENTWISE_THREADS = PRIMITIVES_ELEMENTWISE_THREADS,
@@ -37,26 +36,6 @@ static_assert(sizeof(float4) == PRIMITIVES_VECTOR_BYTES && alignof(float4) == PR
 static_assert(sizeof(float4) == VECTOR_FLOATS * sizeof(float), "a float4 holds VECTOR_FLOATS floats");
 static_assert(ELEMENTWISE_THREADS % WARP_THREADS == 0, "blocks are made of whole warps");
 static_assert(ROW_THREADS % WARP_THREADS == 0, "blocks are made of whole warps");
-static_assert((ROW_WARPS & (ROW_WARPS - 1)) == 0 && ROW_WARPS <= WARP_THREADS,
-              "the block level of the tree halves the warps' results within one warp");
-
-/**
- * Grid of an elementwise launch over @p n floats: one block per 256 vectors,
- * but no more blocks than the GPU holds at once. The grid-stride loop then
- * covers any n with a grid sized to the machine, not to the data.
- */
-static fa_status elementwise_blocks(int64_t n, int *blocks)
-{
-    int device = 0, sms = 0, threads_per_sm = 0;
-    FA_CUDA_TRY(cudaGetDevice(&device));
-    FA_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    FA_CUDA_TRY(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-    const int64_t vectors = fa_ceil_div(n, VECTOR_FLOATS); /* the last one may be a partial tail */
-    const int64_t wanted = fa_ceil_div(vectors, ELEMENTWISE_THREADS);
-    const int64_t resident = (int64_t)sms * (threads_per_sm / ELEMENTWISE_THREADS);
-    *blocks = (int)(wanted < resident ? wanted : resident);
-    return FA_OK;
-}
 
 /* ---- M1 vector add ----------------------------------------------------------------------- */
 
@@ -87,17 +66,6 @@ vector_add_kernel(const float *a, const float *b, float *out, int64_t n)
         out[i] = a[i] + b[i];
 }
 
-fa_status ref_vector_add(const float *a, const float *b, float *out, int64_t n, cudaStream_t stream)
-{
-    FA_TRY(vector_add_validate(a, b, out, n));
-    if (n == 0)
-        return FA_OK;
-    int blocks = 0;
-    FA_TRY(elementwise_blocks(n, &blocks));
-    vector_add_kernel<<<blocks, ELEMENTWISE_THREADS, 0, stream>>>(a, b, out, n);
-    FA_LAUNCH_CHECK();
-    return FA_OK;
-}
 
 /* ---- M2 scale array ---------------------------------------------------------------------- */
 
@@ -121,17 +89,6 @@ scale_array_kernel(const float *x, float alpha, float *out, int64_t n)
         out[i] = alpha * x[i];
 }
 
-fa_status ref_scale_array(const float *x, float alpha, float *out, int64_t n, cudaStream_t stream)
-{
-    FA_TRY(scale_array_validate(x, alpha, out, n));
-    if (n == 0)
-        return FA_OK;
-    int blocks = 0;
-    FA_TRY(elementwise_blocks(n, &blocks));
-    scale_array_kernel<<<blocks, ELEMENTWISE_THREADS, 0, stream>>>(x, alpha, out, n);
-    FA_LAUNCH_CHECK();
-    return FA_OK;
-}
 
 /* ---- M3 elementwise exp ------------------------------------------------------------------ */
 
@@ -168,94 +125,7 @@ exp_kernel(const float *x, float *out, int64_t n)
         out[i] = exp_by<METHOD>(x[i]);
 }
 
-/** The launch shared by the three M3 launchers. */
-template <fa_exp_method METHOD>
-static fa_status launch_exp(const float *x, float *out, int64_t n, cudaStream_t stream)
-{
-    FA_TRY(exp_validate(METHOD, x, out, n));
-    if (n == 0)
-        return FA_OK;
-    int blocks = 0;
-    FA_TRY(elementwise_blocks(n, &blocks));
-    exp_kernel<METHOD><<<blocks, ELEMENTWISE_THREADS, 0, stream>>>(x, out, n);
-    FA_LAUNCH_CHECK();
-    return FA_OK;
-}
-
-fa_status ref_exp_accurate(const float *x, float *out, int64_t n, cudaStream_t stream)
-{
-    return launch_exp<FA_EXP_EXPF>(x, out, n, stream);
-}
-
-fa_status ref_exp2_prescaled(const float *x, float *out, int64_t n, cudaStream_t stream)
-{
-    return launch_exp<FA_EXP_EXP2_PRESCALED>(x, out, n, stream);
-}
-
-fa_status ref_exp_fast(const float *x, float *out, int64_t n, cudaStream_t stream)
-{
-    return launch_exp<FA_EXP_FAST>(x, out, n, stream);
-}
-
 /* ---- M4 row max and M5 row sum: the reduction tree --------------------------------------- */
-
-/** The two reductions of the stage; they differ only in how two values combine. */
-enum reduce_op { REDUCE_SUM, REDUCE_MAX };
-
-/**
- * max that keeps NaN. `fmaxf(a, NaN)` returns a, so a NaN would vanish from
- * the row max; here a NaN on either side wins, as in the double reference.
- */
-static __device__ __forceinline__ float max_keep_nan(float a, float b)
-{
-    return (a > b || isnan(a)) ? a : b;
-}
-
-static __device__ __forceinline__ float combine(reduce_op op, float a, float b)
-{
-    return op == REDUCE_SUM ? a + b : max_keep_nan(a, b);
-}
-
-/** The value that changes nothing: 0 for +, -inf for max. */
-static __device__ __forceinline__ float identity_of(reduce_op op)
-{
-    return op == REDUCE_SUM ? 0.0f : -INFINITY;
-}
-
-/**
- * Lane 0 receives op over the values of lanes [0, width), width a power of
- * two <= 32. At each level lane i combines its value with lane i + offset's,
- * read from that lane's registers by `__shfl_down_sync`: no shared memory, no
- * barrier. All 32 lanes must call it.
- */
-static __device__ __forceinline__ float warp_reduce(reduce_op op, float v, int width)
-{
-    for (int offset = width / 2; offset > 0; offset /= 2)
-        v = combine(op, v, __shfl_down_sync(FA_FULL_WARP_MASK, v, offset));
-    return v;
-}
-
-/**
- * Thread 0 receives op over the ROW_THREADS values of the block: each warp
- * reduces its 32, lane 0 of each warp parks the result in shared memory, and
- * warp 0 reduces those ROW_WARPS results. Every thread must call it (it holds
- * a barrier), once per kernel (its shared array is not reset).
- */
-static __device__ __forceinline__ float block_reduce(reduce_op op, float v)
-{
-    __shared__ float warp_results[ROW_WARPS];
-    const int lane = threadIdx.x % WARP_THREADS;
-    const int warp = threadIdx.x / WARP_THREADS;
-
-    v = warp_reduce(op, v, WARP_THREADS);
-    if (lane == 0)
-        warp_results[warp] = v;
-    __syncthreads(); /* every warp's result is in shared memory before warp 0 reads them */
-
-    if (warp == 0)
-        v = warp_reduce(op, lane < ROW_WARPS ? warp_results[lane] : identity_of(op), ROW_WARPS);
-    return v;
-}
 
 /**
  * out[row] = max of the row, one block per row. Thread t reads columns t,
@@ -265,13 +135,14 @@ static __device__ __forceinline__ float block_reduce(reduce_op op, float v)
 static __global__ void __launch_bounds__(ROW_THREADS)
 row_max_kernel(const float *x, int64_t cols, int64_t ld, float *out)
 {
+    __shared__ float warp_results[ROW_WARPS];
     const int64_t row_start = (int64_t)blockIdx.x * ld;
     float m = -INFINITY;
 #pragma unroll 4 /* several independent loads in flight per thread, the combines follow */
     for (int64_t c = threadIdx.x; c < cols; c += ROW_THREADS)
-        m = max_keep_nan(m, x[row_start + c]);
+        m = fa_max_nan(m, x[row_start + c]); /* fmaxf would drop a NaN (fa_math.h) */
 
-    m = block_reduce(REDUCE_MAX, m);
+    m = fa_block_max<ROW_THREADS>(m, warp_results);
     if (threadIdx.x == 0)
         out[blockIdx.x] = m;
 }
@@ -285,37 +156,14 @@ row_max_kernel(const float *x, int64_t cols, int64_t ld, float *out)
 static __global__ void __launch_bounds__(ROW_THREADS)
 row_sum_kernel(const float *x, int64_t cols, int64_t ld, float *out)
 {
+    __shared__ float warp_results[ROW_WARPS];
     const int64_t row_start = (int64_t)blockIdx.x * ld;
     float s = 0.0f;
 #pragma unroll 4
     for (int64_t c = threadIdx.x; c < cols; c += ROW_THREADS)
         s += x[row_start + c];
 
-    s = block_reduce(REDUCE_SUM, s);
+    s = fa_block_sum<ROW_THREADS>(s, warp_results);
     if (threadIdx.x == 0)
         out[blockIdx.x] = s;
-}
-
-fa_status ref_row_max(const float *x, int64_t rows, int64_t cols, int64_t ld, float *out,
-                      cudaStream_t stream)
-{
-    FA_TRY(row_max_validate(x, rows, cols, ld, out));
-    if (rows == 0)
-        return FA_OK;
-    const unsigned blocks = (unsigned)rows; /* one block per row; validation capped rows at 2^31 - 1 */
-    row_max_kernel<<<blocks, ROW_THREADS, 0, stream>>>(x, cols, ld, out);
-    FA_LAUNCH_CHECK();
-    return FA_OK;
-}
-
-fa_status ref_row_sum(const float *x, int64_t rows, int64_t cols, int64_t ld, float *out,
-                      cudaStream_t stream)
-{
-    FA_TRY(row_sum_validate(x, rows, cols, ld, out));
-    if (rows == 0)
-        return FA_OK;
-    const unsigned blocks = (unsigned)rows;
-    row_sum_kernel<<<blocks, ROW_THREADS, 0, stream>>>(x, cols, ld, out);
-    FA_LAUNCH_CHECK();
-    return FA_OK;
 }

@@ -32,28 +32,12 @@
 
 #include "fa_check.h"
 #include "fa_half.h"
+#include "fa_mask.h"
 #include "fa_status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/** Which keys a query row may see. */
-typedef enum fa_mask {
-    FA_MASK_NONE = 0,             /**< every key */
-    FA_MASK_CAUSAL_TOP_LEFT = 1,  /**< key j <= row i (PyTorch's is_causal) */
-    FA_MASK_CAUSAL_BOTTOM_RIGHT = 2 /**< key j <= i + Nk - Nq (FlashAttention's causal) */
-} fa_mask;
-
-/** True when query row @p i may attend to key @p j under @p mask. */
-static inline bool fa_mask_allows(fa_mask mask, int64_t i, int64_t j, int64_t nq, int64_t nk)
-{
-    switch (mask) {
-    case FA_MASK_CAUSAL_TOP_LEFT: return j <= i;
-    case FA_MASK_CAUSAL_BOTTOM_RIGHT: return j <= i + (nk - nq);
-    default: return true;
-    }
-}
 
 /**
  * A host tensor of shape [batch][heads][rows][dim] read through strides (in

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "fa_check.h"
+#include "fa_test.h"
 
 fa_status fa_cuda_fail(cudaError_t error, const char *expr, const char *file, int line)
 {
@@ -16,32 +17,61 @@ fa_status fa_cuda_fail(cudaError_t error, const char *expr, const char *file, in
                    cudaGetErrorString(error), cudaGetErrorName(error));
 }
 
-bool fa_gpu_usable(char *why, size_t cap)
+fa_gpu_state fa_gpu_classify(cudaError_t count_error, int count, cudaError_t context_error,
+                             int driver_version, int runtime_version, char *why, size_t cap)
 {
-    int count = 0;
-    cudaError_t error = cudaGetDeviceCount(&count);
-    if (error == cudaSuccess && count > 0) {
-        /* A device is listed; make sure a context can really be created on it. */
-        error = cudaFree(NULL);
-        if (error == cudaSuccess)
-            return true;
+    char scratch[8];
+    if (why == NULL || cap == 0) {
+        why = scratch;
+        cap = sizeof scratch;
     }
-    if (why != NULL && cap > 0) {
-        if (error == cudaSuccess)
-            snprintf(why, cap, "no CUDA device found");
-        else
-            snprintf(why, cap, "%s", cudaGetErrorString(error));
+    if (driver_version == 0) {
+        snprintf(why, cap, "no NVIDIA driver");
+        return FA_GPU_ABSENT;
     }
-    return false;
+    if (count_error == cudaErrorInsufficientDriver) {
+        snprintf(why, cap,
+                 "driver too old: it supports CUDA %d.%d, this build needs CUDA %d.%d or a "
+                 "driver with its compatibility",
+                 driver_version / 1000, driver_version % 1000 / 10, runtime_version / 1000,
+                 runtime_version % 1000 / 10);
+        return FA_GPU_ABSENT;
+    }
+    if (count_error == cudaErrorNoDevice || (count_error == cudaSuccess && count == 0)) {
+        snprintf(why, cap, "no device");
+        return FA_GPU_ABSENT;
+    }
+    const cudaError_t error = count_error != cudaSuccess ? count_error : context_error;
+    if (error == cudaSuccess)
+        return FA_GPU_USABLE;
+    snprintf(why, cap, "%s (%s)", cudaGetErrorString(error), cudaGetErrorName(error));
+    return FA_GPU_BROKEN;
 }
 
-bool fa_gpu_skip(const char *program)
+fa_gpu_state fa_gpu_state_of(char *why, size_t cap)
+{
+    int count = 0, driver_version = 0, runtime_version = 0;
+    cudaDriverGetVersion(&driver_version);
+    cudaRuntimeGetVersion(&runtime_version);
+    const cudaError_t count_error = cudaGetDeviceCount(&count);
+    /* A device is listed; make sure a context can really be created on it. */
+    const cudaError_t context_error =
+        count_error == cudaSuccess && count > 0 ? cudaFree(NULL) : cudaSuccess;
+    cudaGetLastError(); /* the answers above are read; none may linger as the last error */
+    return fa_gpu_classify(count_error, count, context_error, driver_version, runtime_version,
+                           why, cap);
+}
+
+int fa_gpu_gate(const char *program)
 {
     char why[256] = "";
-    if (fa_gpu_usable(why, sizeof why))
-        return false;
-    printf("%s: skipped, %s\n", program, why);
-    return true;
+    switch (fa_gpu_state_of(why, sizeof why)) {
+    case FA_GPU_USABLE: return 0;
+    case FA_GPU_ABSENT: printf("%s: skipped, %s\n", program, why); return FA_EXIT_SKIP;
+    case FA_GPU_BROKEN: break;
+    }
+    printf("%s: FAILED, the GPU cannot be used: %s\n", program, why);
+    return 1;
 }
 
 fa_status fa_device_alloc(void **ptr, size_t bytes)
@@ -106,4 +136,41 @@ fa_status fa_device_copy_of(void **device_dst, const void *host_src, size_t byte
         *device_dst = NULL;
     }
     return status;
+}
+
+fa_status fa_canary_input(void **device, const void *host, size_t bytes)
+{
+    *device = NULL;
+    if (bytes == 0 || host == NULL)
+        return FA_OK;
+    FA_TRY(fa_device_alloc(device, bytes + FA_CANARY_BYTES));
+    fa_status status = fa_device_poison(*device, bytes + FA_CANARY_BYTES);
+    if (status == FA_OK)
+        status = fa_upload(*device, host, bytes);
+    if (status != FA_OK) {
+        fa_device_free(*device);
+        *device = NULL;
+    }
+    return status;
+}
+
+fa_status fa_canary_output(void **device, size_t bytes)
+{
+    FA_TRY(fa_device_alloc(device, bytes + FA_CANARY_BYTES));
+    const fa_status status = fa_device_poison(*device, bytes + FA_CANARY_BYTES);
+    if (status != FA_OK) {
+        fa_device_free(*device);
+        *device = NULL;
+    }
+    return status;
+}
+
+fa_status fa_canary_download(void *host, const void *device, size_t bytes, int64_t *overwritten)
+{
+    unsigned char canaries[FA_CANARY_BYTES];
+    FA_TRY(fa_download(host, device, bytes));
+    FA_TRY(fa_download(canaries, (const unsigned char *)device + bytes, sizeof canaries));
+    for (int i = 0; i < FA_CANARY_BYTES; ++i)
+        *overwritten += canaries[i] != FA_POISON_BYTE;
+    return FA_OK;
 }

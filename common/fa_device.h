@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cuda_runtime_api.h>
 
@@ -39,17 +40,34 @@ fa_status fa_cuda_fail(cudaError_t error, const char *expr, const char *file, in
 /** Checks the launch that just happened (bad configuration, no kernel image). */
 #define FA_LAUNCH_CHECK() FA_CUDA_TRY(cudaGetLastError())
 
-/**
- * True when a CUDA device can run kernels. Otherwise writes why into @p why
- * (may be NULL): no device and an insufficient driver both mean "skip".
- */
-bool fa_gpu_usable(char *why, size_t cap);
+/** Whether kernels can run here. */
+typedef enum fa_gpu_state {
+    FA_GPU_USABLE = 0, /**< a device is there and a context was created on it */
+    FA_GPU_ABSENT,     /**< no NVIDIA driver, a driver too old, or no device: GPU work is skipped */
+    FA_GPU_BROKEN      /**< anything else (a device that fails): GPU work fails, never skips */
+} fa_gpu_state;
 
 /**
- * For GPU test programs: when no GPU is usable, prints "<program>: skipped,
- * <why>" and returns true (the program then exits FA_EXIT_SKIP).
+ * Classifies what the CUDA runtime answered: @p count_error and @p count from
+ * cudaGetDeviceCount(), @p context_error from creating a context (only read
+ * when a device was counted), @p driver_version from cudaDriverGetVersion()
+ * (0: no driver installed) and @p runtime_version from
+ * cudaRuntimeGetVersion(). Writes the reason into @p why (may be NULL):
+ * "no NVIDIA driver", "driver too old (...)", "no device", or the error.
+ * Pure, so it is tested without a GPU.
  */
-bool fa_gpu_skip(const char *program);
+fa_gpu_state fa_gpu_classify(cudaError_t count_error, int count, cudaError_t context_error,
+                             int driver_version, int runtime_version, char *why, size_t cap);
+
+/** Asks the runtime and classifies its answers (fa_gpu_classify()). */
+fa_gpu_state fa_gpu_state_of(char *why, size_t cap);
+
+/**
+ * The gate of a GPU test program: 0 when the GPU is usable; otherwise prints
+ * "<program>: skipped, <why>" and returns FA_EXIT_SKIP (77) when the GPU is
+ * absent, or "<program>: FAILED, <why>" and returns 1 when it is broken.
+ */
+int fa_gpu_gate(const char *program);
 
 /** cudaMalloc that reports the size on failure; *ptr is NULL for 0 bytes. */
 fa_status fa_device_alloc(void **ptr, size_t bytes);
@@ -69,11 +87,30 @@ fa_status fa_download(void *host_dst, const void *device_src, size_t bytes);
 /** Allocates, then uploads @p bytes from @p host_src. */
 fa_status fa_device_copy_of(void **device_dst, const void *host_src, size_t bytes);
 
-/** True when @p ptr is a multiple of @p alignment bytes. */
-static inline bool fa_is_aligned(const void *ptr, size_t alignment)
-{
-    return ((size_t)ptr % alignment) == 0;
-}
+/**
+ * Poisoned bytes after every device buffer a check allocates (inputs and
+ * outputs alike). After an input they read as NaN (0xFFFFFFFF, 0xFFFF), so a
+ * kernel that reads past the end of an input turns its output NaN; after an
+ * output, a canary that lost the poison is a write out of bounds.
+ */
+enum { FA_CANARY_BYTES = 256 };
+
+/**
+ * A device copy of @p bytes bytes from @p host, followed by ::FA_CANARY_BYTES
+ * of poison. *device is NULL for an empty input (0 bytes or @p host NULL),
+ * which the launchers accept.
+ */
+fa_status fa_canary_input(void **device, const void *host, size_t bytes);
+
+/** A device output of @p bytes bytes plus the canaries, all poisoned (allocated even when empty). */
+fa_status fa_canary_output(void **device, size_t bytes);
+
+/**
+ * Downloads the @p bytes bytes of an output made by fa_canary_output() into
+ * @p host and adds to *@p overwritten the number of canary bytes after it that
+ * no longer hold the poison (0 unless the kernel wrote out of bounds).
+ */
+fa_status fa_canary_download(void *host, const void *device, size_t bytes, int64_t *overwritten);
 
 #ifdef __cplusplus
 }

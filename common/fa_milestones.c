@@ -3,32 +3,43 @@
 
 #include <stddef.h>
 
+#include "fa_problem.h"
+
+/* The flags each check reads, by the kind of problem it takes. */
+enum {
+    VECTOR = FA_PROBLEM_N,
+    ROWS = FA_PROBLEM_ROWS | FA_PROBLEM_COLS,
+    MATMUL = FA_PROBLEM_M | FA_PROBLEM_N | FA_PROBLEM_K,
+    ATTENTION = FA_PROBLEM_ATTENTION,
+    ONLINE_ROWS = FA_PROBLEM_ROWS | FA_PROBLEM_N | FA_PROBLEM_CHUNK
+};
+
 static const fa_milestone_info milestones[FA_MILESTONE_COUNT] = {
-    {1, 1, "vector add"},
-    {2, 1, "scale array"},
-    {3, 1, "elementwise exp"},
-    {4, 1, "row max"},
-    {5, 1, "row sum"},
-    {6, 2, "dot product"},
-    {7, 2, "matmul"},
-    {8, 2, "transpose"},
-    {9, 3, "QK^T scores"},
-    {10, 3, "row softmax"},
-    {11, 3, "PV matmul"},
-    {12, 3, "naive attention"},
-    {13, 4, "running max"},
-    {14, 4, "correction factor"},
-    {15, 4, "update running sum"},
-    {16, 4, "rescale output"},
-    {17, 5, "tile load"},
-    {18, 5, "tile scores"},
-    {19, 5, "tile rowmax"},
-    {20, 5, "tile exp"},
-    {21, 5, "tile rowsum"},
-    {22, 5, "accumulate PV"},
-    {23, 6, "fused flash kernel"},
-    {24, 6, "flash attention launcher"},
-    {25, 7, "causal mask"},
+    {1, 1, "vector add", 0, VECTOR},
+    {2, 1, "scale array", 0, VECTOR},
+    {3, 1, "elementwise exp", 0, VECTOR},
+    {4, 1, "row max", 0, ROWS},
+    {5, 1, "row sum", 0, ROWS},
+    {6, 2, "dot product", 0, FA_PROBLEM_N | FA_PROBLEM_DTYPE},
+    {7, 2, "matmul", 4, MATMUL},
+    {8, 2, "transpose", 2, ROWS},
+    {9, 3, "QK^T scores", 0, ATTENTION},
+    {10, 3, "row softmax", 0, ATTENTION},
+    {11, 3, "PV matmul", 0, ATTENTION},
+    {12, 3, "naive attention", 0, ATTENTION},
+    {13, 4, "running max", 0, ONLINE_ROWS},
+    {14, 4, "correction factor", 0, ONLINE_ROWS},
+    {15, 4, "update running sum", 0, ONLINE_ROWS},
+    {16, 4, "rescale output", 0, ONLINE_ROWS | ATTENTION},
+    {17, 5, "tile load", 0, 0},
+    {18, 5, "tile scores", 0, 0},
+    {19, 5, "tile rowmax", 0, 0},
+    {20, 5, "tile exp", 0, 0},
+    {21, 5, "tile rowsum", 0, 0},
+    {22, 5, "accumulate PV", 0, 0},
+    {23, 6, "fused flash kernel", 0, 0},
+    {24, 6, "flash attention launcher", 0, 0},
+    {25, 7, "causal mask", 0, 0},
 };
 
 static const char *const stage_dirs[FA_STAGE_COUNT] = {
@@ -48,4 +59,19 @@ const char *fa_stage_dir(int stage)
     if (stage < 1 || stage > FA_STAGE_COUNT)
         return NULL;
     return stage_dirs[stage - 1];
+}
+
+fa_status fa_todo_fail(int milestone, int version, const char *file)
+{
+    const fa_milestone_info *info = fa_milestone(milestone);
+    const char *title = info != NULL ? info->title : "?";
+    if (version > 0)
+        return fa_fail(FA_ERR_NOT_IMPLEMENTED,
+                       "M%d %s, version %d is not implemented yet: write it in %s and delete "
+                       "its FA_TODO_VERSION(%d, %d) line",
+                       milestone, title, version, file, milestone, version);
+    return fa_fail(FA_ERR_NOT_IMPLEMENTED,
+                   "M%d %s is not implemented yet: write it in %s and delete its FA_TODO(%d) "
+                   "line",
+                   milestone, title, file, milestone);
 }

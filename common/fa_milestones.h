@@ -5,6 +5,8 @@
 #ifndef FA_MILESTONES_H
 #define FA_MILESTONES_H
 
+#include "fa_status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -16,6 +18,8 @@ typedef struct fa_milestone_info {
     int number;         /**< 1..25, global across stages */
     int stage;          /**< 1..7 */
     const char *title;  /**< "vector add" */
+    int versions;       /**< kernel versions a driver's --version picks from; 0: just one */
+    unsigned problem;   /**< the ::fa_problem_flag bits its check reads (fa_problem.h) */
 } fa_milestone_info;
 
 /** Milestone @p number (1..25), or NULL. */
@@ -23,6 +27,13 @@ const fa_milestone_info *fa_milestone(int number);
 
 /** Directory of stage @p stage (1..7), e.g. "01_primitives", or NULL. */
 const char *fa_stage_dir(int stage);
+
+/**
+ * Records "M<n> <title> [version <v>] is not implemented yet: write it in
+ * <file> and delete its FA_TODO line" and returns ::FA_ERR_NOT_IMPLEMENTED
+ * (the launchers' fa_todo_status(), fa_launch.cuh).
+ */
+fa_status fa_todo_fail(int milestone, int version, const char *file);
 
 #ifdef __cplusplus
 }

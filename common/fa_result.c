@@ -9,6 +9,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 const char *fa_impl_name(fa_impl impl)
 {
@@ -49,15 +50,42 @@ static void result_printf(fa_result *result, fa_outcome outcome, const char *for
     va_end(args);
 }
 
+bool fa_case_begin(fa_result *result, const fa_run_options *options, const char *name)
+{
+    if (options->case_name != NULL && strcmp(options->case_name, name) != 0)
+        return false;
+    result->cases++;
+    return true;
+}
+
+/** Remembers the case a failure names, for the driver's rerun line. */
+static void name_case(fa_result *result, const char *case_name)
+{
+    snprintf(result->failed_case, sizeof result->failed_case, "%s", case_name);
+}
+
+void fa_result_fail(fa_result *result, const char *case_name, const char *format, ...)
+{
+    char reason[FA_RESULT_DETAIL];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(reason, sizeof reason, format, args);
+    va_end(args);
+    result_printf(result, FA_OUTCOME_FAILED, "case '%s' %s", case_name, reason);
+    name_case(result, case_name);
+}
+
 bool fa_result_status(fa_result *result, const char *case_name, fa_status status)
 {
     if (status == FA_OK)
         return true;
-    if (status == FA_ERR_NOT_IMPLEMENTED)
+    if (status == FA_ERR_NOT_IMPLEMENTED) {
         result_printf(result, FA_OUTCOME_NOT_IMPLEMENTED, "%s", fa_last_error());
-    else
-        result_printf(result, FA_OUTCOME_ERROR, "case '%s': %s: %s", case_name,
-                      fa_status_name(status), fa_last_error());
+        return false;
+    }
+    result_printf(result, FA_OUTCOME_ERROR, "case '%s': %s: %s", case_name,
+                  fa_status_name(status), fa_last_error());
+    name_case(result, case_name);
     return false;
 }
 
@@ -69,6 +97,6 @@ bool fa_result_judge(fa_result *result, const char *case_name, const float *out,
         return true;
     char description[FA_RESULT_DETAIL];
     fa_check_describe(&report, shape, description, sizeof description);
-    result_printf(result, FA_OUTCOME_FAILED, "case '%s' %s", case_name, description);
+    fa_result_fail(result, case_name, "%s", description);
     return false;
 }

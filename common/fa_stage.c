@@ -1,8 +1,9 @@
 /**
  * @file fa_stage.c
- * @brief The driver every stage shares: flags, GPU detection, checks, timings.
+ * @brief The driver every stage shares: GPU detection, checks, timings, summary.
  *
- * The results it prints are built by fa_result.c, which needs no GPU.
+ * Its flags are parsed by fa_stage_flags.c and its results built by
+ * fa_result.c, both plain C and tested without a GPU.
  */
 #include "fa_stage.h"
 
@@ -12,20 +13,6 @@
 #include "fa_device.h"
 #include "fa_milestones.h"
 #include "fa_test.h"
-
-/* ---- the driver ------------------------------------------------------------------------ */
-
-enum { IMPL_REFERENCE, IMPL_LEARNER, IMPL_BOTH };
-static const char *const impl_choices[] = {"reference", "learner", "both", NULL};
-
-typedef struct driver_options {
-    int impl;
-    int64_t milestone;
-    int64_t seed;
-    bool quick;
-    bool bench;
-    bool tour;
-} driver_options;
 
 typedef struct tally {
     int passed, failed, not_implemented, not_run;
@@ -42,13 +29,19 @@ static void tally_add(tally *t, fa_outcome outcome)
     }
 }
 
+/** A timing of one milestone: milliseconds (< 0: none) and the size it was taken at. */
+typedef struct timing {
+    double milliseconds;
+    char size[64];
+} timing;
+
 /* Runs one milestone of one implementation; the GPU is touched only when usable. */
 static fa_result run_one(const fa_milestone_check *check, fa_impl impl, bool gpu,
-                         const fa_run_options *run,
-                         double *milliseconds, char *size_label, size_t label_cap)
+                         const fa_run_options *run, timing *time)
 {
-    fa_result result = {FA_OUTCOME_ERROR, ""};
-    *milliseconds = -1.0;
+    fa_result result = {FA_OUTCOME_ERROR, "", 0, ""};
+    time->milliseconds = -1.0;
+    time->size[0] = '\0';
     fa_clear_error();
     fa_status probe = check->probe(impl);
     if (probe != FA_OK) {
@@ -61,13 +54,21 @@ static fa_result run_one(const fa_milestone_check *check, fa_impl impl, bool gpu
         return result;
     }
     check->check(impl, run, &result);
+    if (run->case_name != NULL && result.cases == 0 &&
+        result.outcome != FA_OUTCOME_NOT_IMPLEMENTED) {
+        result.outcome = FA_OUTCOME_ERROR;
+        snprintf(result.detail, sizeof result.detail,
+                 "no case named '%s' in M%d with these flags (seed %llu%s)", run->case_name,
+                 check->number, (unsigned long long)run->seed, run->quick ? ", --quick" : "");
+    }
     if (result.outcome == FA_OUTCOME_ERROR) {
         /* A faulting kernel leaves the context unusable: start a fresh one so
          * the remaining milestones still run. */
         cudaDeviceReset();
-    } else if (result.outcome == FA_OUTCOME_PASSED && check->time != NULL && !run->quick) {
-        if (check->time(impl, run, milliseconds, size_label, label_cap) != FA_OK) {
-            *milliseconds = -1.0;
+    } else if (result.outcome == FA_OUTCOME_PASSED && check->time != NULL && !run->quick &&
+               run->case_name == NULL) {
+        if (check->time(impl, run, &time->milliseconds, time->size, sizeof time->size) != FA_OK) {
+            time->milliseconds = -1.0;
             cudaDeviceReset();
         }
     }
@@ -75,124 +76,118 @@ static fa_result run_one(const fa_milestone_check *check, fa_impl impl, bool gpu
 }
 
 static void print_line(const fa_milestone_info *info, fa_impl impl, const fa_result *result,
-                       double milliseconds, const char *size_label)
+                       const timing *time, const timing *reference_time)
 {
     const char *word = result->outcome == FA_OUTCOME_FAILED ? "FAILED"
                        : result->outcome == FA_OUTCOME_ERROR ? "ERROR"
                                                               : fa_outcome_name(result->outcome);
     printf("M%-3d %-26s %-9s  %-15s", info->number, info->title, fa_impl_name(impl), word);
-    if (milliseconds >= 0.0)
-        printf(" %9.4f ms (%s)", milliseconds, size_label);
+    if (time->milliseconds >= 0.0) {
+        printf(" %9.4f ms (%s)", time->milliseconds, time->size);
+        if (impl == FA_IMPL_LEARNER && reference_time->milliseconds > 0.0)
+            printf(" = %.2fx the reference", time->milliseconds / reference_time->milliseconds);
+    }
     printf("  %s\n", result->detail);
     fflush(stdout);
 }
 
-static bool contains(const fa_milestone_check *checks, int count, int64_t number)
+/** After a failing case: the command that runs that case alone. */
+static void print_rerun(const char *program, const fa_milestone_info *info, fa_impl impl,
+                        const fa_result *result, const fa_run_options *run)
 {
-    for (int i = 0; i < count; i++)
-        if (checks[i].number == number)
-            return true;
-    return false;
+    if (result->failed_case[0] == '\0' || run->problem.given != 0)
+        return;
+    printf("     rerun: %s --impl %s --milestone %d", program, fa_impl_name(impl), info->number);
+    if (run->version != 0)
+        printf(" --version %d", run->version);
+    printf(" --case '%s' --seed %llu%s\n", result->failed_case, (unsigned long long)run->seed,
+           run->quick ? " --quick" : "");
 }
 
-int fa_stage_main(int argc, char **argv, int stage, const fa_milestone_check *checks, int count,
-                  fa_stage_bench bench)
+int fa_stage_main(int argc, char **argv, const fa_stage_desc *stage)
 {
-    driver_options opt = {IMPL_BOTH, 0, 2026, false, false, false};
-    const fa_flag flags[] = {
-        {"impl", FA_FLAG_CHOICE, &opt.impl, "whose kernels run (both: the learner's where implemented)", 0, 0, impl_choices},
-        {"milestone", FA_FLAG_INT, &opt.milestone, "run only milestone N (0: all of the stage)", 0, FA_MILESTONE_COUNT, NULL},
-        {"seed", FA_FLAG_INT, &opt.seed, "seed of the random cases", 0, INT64_MAX, NULL},
-        {"quick", FA_FLAG_BOOL, &opt.quick, "small cases only (for compute-sanitizer)", 0, 0, NULL},
-        {"bench", FA_FLAG_BOOL, &opt.bench, "run the stage's benchmark table instead of the checks", 0, 0, NULL},
-        {"tour", FA_FLAG_BOOL, &opt.tour, "print one machine-readable line per learner milestone", 0, 0, NULL},
-    };
-    char summary[160];
-    snprintf(summary, sizeof summary,
-             "Stage %02d (%s): checks the reference and the learner's kernels, times them.",
-             stage, fa_stage_dir(stage));
-    fa_cli_result parsed = fa_cli_parse(argc, argv, flags, (int)(sizeof flags / sizeof flags[0]),
-                                        summary);
+    fa_stage_request request;
+    const int parsed = fa_stage_parse(argc, argv, stage->number, &request);
     if (parsed == FA_CLI_HELP)
         return 0;
     if (parsed != FA_CLI_OK)
         return FA_EXIT_USAGE;
-    if (opt.milestone != 0 && !contains(checks, count, opt.milestone)) {
-        fprintf(stderr, "%s: --milestone %lld is not in stage %02d (", argv[0],
-                (long long)opt.milestone, stage);
-        for (int i = 0; i < count; i++)
-            fprintf(stderr, "%sM%d", i ? ", " : "", checks[i].number);
-        fprintf(stderr, ")\n");
-        return FA_EXIT_USAGE;
-    }
+    const fa_run_options *run = &request.run;
 
     char why[256] = "";
-    bool gpu = fa_gpu_usable(why, sizeof why);
-    char no_gpu_reason[300];
-    snprintf(no_gpu_reason, sizeof no_gpu_reason, "no usable GPU (%s)", why);
-    fa_run_options run = {(uint64_t)opt.seed, opt.quick};
+    const fa_gpu_state state = fa_gpu_state_of(why, sizeof why);
+    if (state == FA_GPU_BROKEN) {
+        printf("stage%02d: the GPU cannot be used: %s\n", stage->number, why);
+        return 1;
+    }
+    const bool gpu = state == FA_GPU_USABLE;
 
-    if (opt.bench) {
+    if (request.bench) {
         if (!gpu) {
-            printf("stage%02d: benchmark skipped: %s\n", stage, no_gpu_reason);
+            printf("stage%02d: benchmark skipped: no usable GPU (%s)\n", stage->number, why);
             return FA_EXIT_SKIP;
         }
-        fa_status status = bench(&run);
+        fa_status status = stage->bench(run);
         if (status != FA_OK) {
-            printf("stage%02d: benchmark failed: %s: %s\n", stage, fa_status_name(status),
+            printf("stage%02d: benchmark failed: %s: %s\n", stage->number, fa_status_name(status),
                    fa_last_error());
             return 1;
         }
         return 0;
     }
 
-    if (opt.tour)
+    if (request.tour)
         printf("GPU %s %s\n", gpu ? "yes" : "no", gpu ? "" : why);
     else
-        printf("Stage %02d: %s  (seed %lld%s)\n", stage, fa_stage_dir(stage),
-               (long long)opt.seed, opt.quick ? ", quick" : "");
+        printf("Stage %02d: %s  (seed %llu%s)\n", stage->number, fa_stage_dir(stage->number),
+               (unsigned long long)run->seed, run->quick ? ", quick" : "");
     tally totals[2] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
-    for (int i = 0; i < count; i++) {
-        const fa_milestone_check *check = &checks[i];
-        if (opt.milestone != 0 && check->number != opt.milestone)
+    for (int i = 0; i < stage->count; i++) {
+        const fa_milestone_check *check = &stage->checks[i];
+        if (request.milestone != 0 && check->number != request.milestone)
             continue;
+        if (!fa_milestone_reads(check->number, run->problem.given))
+            continue; /* the problem flags describe another milestone's problem */
         const fa_milestone_info *info = fa_milestone(check->number);
+        timing times[2];
+        times[FA_IMPL_REFERENCE].milliseconds = -1.0;
         for (int which = FA_IMPL_REFERENCE; which <= FA_IMPL_LEARNER; which++) {
-            fa_impl impl = (fa_impl)which;
-            bool wanted = opt.impl == IMPL_BOTH || (opt.impl == IMPL_LEARNER) == (impl == FA_IMPL_LEARNER);
-            if (opt.tour)
+            const fa_impl impl = (fa_impl)which;
+            bool wanted = request.impl == FA_STAGE_IMPL_BOTH ||
+                          (request.impl == FA_STAGE_IMPL_LEARNER) == (impl == FA_IMPL_LEARNER);
+            if (request.tour)
                 wanted = impl == FA_IMPL_LEARNER;
             if (!wanted)
                 continue;
-            double milliseconds;
-            char size_label[64] = "";
-            fa_result result = run_one(check, impl, gpu, &run, &milliseconds,
-                                       size_label, sizeof size_label);
+            const fa_result result = run_one(check, impl, gpu, run, &times[which]);
             tally_add(&totals[impl], result.outcome);
-            if (opt.tour)
+            if (request.tour) {
                 printf("M%d %s %s\n", info->number, fa_outcome_name(result.outcome), result.detail);
-            else
-                print_line(info, impl, &result, milliseconds, size_label);
+            } else {
+                print_line(info, impl, &result, &times[which], &times[FA_IMPL_REFERENCE]);
+                print_rerun(argv[0], info, impl, &result, run);
+            }
         }
     }
 
     /* In the default mode an unstarted learner milestone is progress to come,
      * not a failure; asked for explicitly (--impl learner, the tour), it fails. */
-    bool learner_asked = opt.impl == IMPL_LEARNER || opt.tour;
-    bool failed = totals[0].failed + totals[1].failed > 0 ||
-                  (learner_asked && totals[1].not_implemented > 0);
-    bool ran = totals[0].passed + totals[1].passed > 0;
-    if (!opt.tour) {
+    const bool learner_asked = request.impl == FA_STAGE_IMPL_LEARNER || request.tour;
+    const bool failed = totals[0].failed + totals[1].failed > 0 ||
+                        (learner_asked && totals[1].not_implemented > 0);
+    const bool ran = totals[0].passed + totals[1].passed > 0;
+    if (!request.tour) {
         for (int which = FA_IMPL_REFERENCE; which <= FA_IMPL_LEARNER; which++) {
             const tally *t = &totals[which];
             if (t->passed + t->failed + t->not_implemented + t->not_run == 0)
                 continue;
-            printf("stage%02d %s: %d passed, %d failed, %d not implemented, %d not run\n", stage,
-                   fa_impl_name((fa_impl)which), t->passed, t->failed, t->not_implemented,
-                   t->not_run);
+            printf("stage%02d %s: %d passed, %d failed, %d not implemented, %d not run\n",
+                   stage->number, fa_impl_name((fa_impl)which), t->passed, t->failed,
+                   t->not_implemented, t->not_run);
         }
         if (!gpu)
-            printf("stage%02d: kernels built but not run: %s\n", stage, no_gpu_reason);
+            printf("stage%02d: kernels built but not run: no usable GPU (%s)\n", stage->number,
+                   why);
     }
     if (failed)
         return 1;

@@ -57,17 +57,6 @@ void fa_clear_error(void);
             return fa_try_status_;             \
     } while (0)
 
-/**
- * The first line of every learner launcher that is still an exercise. It
- * returns FA_ERR_NOT_IMPLEMENTED before touching any argument or the GPU, so
- * the harness can tell "not started" from "wrong" even on a machine with no
- * GPU. Delete the line once the kernel it names is written.
- */
-#define FA_TODO(milestone)                                                    \
-    return fa_fail(FA_ERR_NOT_IMPLEMENTED,                                    \
-                   "%s is not implemented yet: write its kernel in %s and "   \
-                   "delete the FA_TODO line", milestone, __FILE__)
-
 #ifdef __cplusplus
 }
 #endif

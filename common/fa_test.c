@@ -25,20 +25,34 @@ bool fa_expect(fa_tests *t, bool ok, const char *expr, const char *file, int lin
 
 int fa_tests_finish(const fa_tests *t)
 {
+    if (t->passed + t->failed == 0)
+        printf("FAIL: no expectation ran (a test program must check something)\n");
     printf("%d passed, %d failed\n", t->passed, t->failed);
-    return t->failed == 0 ? 0 : 1;
+    return t->failed == 0 && t->passed > 0 ? 0 : 1;
 }
 
-int fa_test_main(int argc, char **argv, int (*run_cpu)(void), int (*run_gpu)(void))
+static int run_tests(const fa_test_fn *tests, int count)
+{
+    fa_tests t = {0};
+    for (int i = 0; i < count; i++)
+        tests[i](&t);
+    return fa_tests_finish(&t);
+}
+
+int fa_test_main(int argc, char **argv, const fa_test_suite *suite)
 {
     if (argc == 2 && strcmp(argv[1], "cpu") == 0)
-        return run_cpu();
+        return run_tests(suite->cpu, suite->cpu_count);
     if (argc == 2 && strcmp(argv[1], "gpu") == 0) {
-        if (run_gpu != NULL)
-            return run_gpu();
-        printf("%s gpu: skipped, built without CUDA\n", argv[0]);
-        return FA_EXIT_SKIP;
+        if (suite->gpu == NULL || suite->gpu_gate == NULL) {
+            printf("%s gpu: skipped, built without CUDA\n", suite->program);
+            return FA_EXIT_SKIP;
+        }
+        char program[256];
+        snprintf(program, sizeof program, "%s gpu", suite->program);
+        const int gate = suite->gpu_gate(program);
+        return gate != 0 ? gate : run_tests(suite->gpu, suite->gpu_count);
     }
-    fprintf(stderr, "usage: %s cpu|gpu\n", argc > 0 ? argv[0] : "test");
+    fprintf(stderr, "usage: %s cpu|gpu\n", suite->program);
     return FA_EXIT_USAGE;
 }

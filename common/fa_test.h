@@ -37,18 +37,37 @@ bool fa_expect(fa_tests *t, bool ok, const char *expr, const char *file, int lin
 /** Records one expectation; the message is printf-style. Returns the condition. */
 #define FA_EXPECT(t, cond, ...) fa_expect((t), (cond), #cond, __FILE__, __LINE__, __VA_ARGS__)
 
-/** Prints "N passed, N failed" as the last line; returns 0 when nothing failed, else 1. */
+/**
+ * Prints "N passed, N failed" as the last line; returns 0 when something was
+ * checked and nothing failed, else 1: a program that ran no expectation
+ * proves nothing and fails.
+ */
 int fa_tests_finish(const fa_tests *t);
 
 /** Exit code that CTest reads as "skipped" (SKIP_RETURN_CODE). */
 enum { FA_EXIT_SKIP = 77, FA_EXIT_USAGE = 2 };
 
+/** One test function: it records its expectations in @p t. */
+typedef void (*fa_test_fn)(fa_tests *t);
+
+/** A test program: its CPU tests, and its GPU tests with the gate that decides whether they run. */
+typedef struct fa_test_suite {
+    const char *program;            /**< "test_stage01", for messages */
+    const fa_test_fn *cpu;          /**< run by `program cpu` */
+    int cpu_count;
+    const fa_test_fn *gpu;          /**< run by `program gpu`; NULL when built without CUDA */
+    int gpu_count;
+    /** 0 when a GPU is usable, else the exit code (FA_EXIT_SKIP or 1); fa_gpu_gate(). */
+    int (*gpu_gate)(const char *program);
+} fa_test_suite;
+
 /**
- * The main() of a stage's test program: `prog cpu` returns run_cpu(), `prog
- * gpu` returns run_gpu(), or FA_EXIT_SKIP when @p run_gpu is NULL (built
- * without CUDA); anything else prints a usage line and returns FA_EXIT_USAGE.
+ * The main() of a test program: `prog cpu` runs the CPU tests, `prog gpu`
+ * the GPU tests after the gate (77 when no GPU is there, 1 when it is
+ * broken, 77 when built without CUDA); anything else prints a usage line and
+ * returns FA_EXIT_USAGE. The tests' verdict is fa_tests_finish().
  */
-int fa_test_main(int argc, char **argv, int (*run_cpu)(void), int (*run_gpu)(void));
+int fa_test_main(int argc, char **argv, const fa_test_suite *suite);
 
 #ifdef __cplusplus
 }

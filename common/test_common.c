@@ -17,8 +17,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fa_bytes.h"
 #include "fa_check.h"
 #include "fa_cli.h"
+#include "fa_mask.h"
+#include "fa_math.h"
+#include "fa_milestones.h"
+#include "fa_problem.h"
 #include "fa_half.h"
 #include "fa_reference.h"
 #include "fa_rng.h"
@@ -840,7 +845,7 @@ static void test_harness_verdicts(fa_tests *t)
         bound[i] = 1e-6;
     }
     const fa_shape shape = fa_shape_4d(B, H, R, C);
-    fa_result r = {FA_OUTCOME_ERROR, ""};
+    fa_result r = {FA_OUTCOME_ERROR, "", 0, ""};
     FA_EXPECT(t, fa_result_judge(&r, "planted", out, ref, bound, &shape) && r.outcome == FA_OUTCOME_ERROR,
               "a covered output passes and leaves the result alone");
 
@@ -871,6 +876,162 @@ static void test_harness_verdicts(fa_tests *t)
     FA_EXPECT(t, fa_result_status(&r, "n = 1", FA_OK), "FA_OK lets the check go on");
 }
 
+/* ---- the harness's plumbing ------------------------------------------------------------- */
+
+/** A case is named: --case runs only it, a failure remembers it for the rerun line. */
+static void test_cases_and_failures(fa_tests *t)
+{
+    fa_run_options all = {.seed = 1};
+    fa_run_options one = {.seed = 1, .case_name = "random 3"};
+    fa_result r = {FA_OUTCOME_ERROR, "", 0, ""};
+    int ran = 0;
+    const char *names[] = {"fixture a", "random 3", "random 30"};
+    for (int i = 0; i < 3; i++)
+        ran += fa_case_begin(&r, &one, names[i]);
+    FA_EXPECT(t, ran == 1 && r.cases == 1, "--case runs exactly its case (%d ran)", ran);
+    r = (fa_result){FA_OUTCOME_ERROR, "", 0, ""};
+    for (int i = 0; i < 3; i++)
+        fa_case_begin(&r, &all, names[i]);
+    FA_EXPECT(t, r.cases == 3, "without --case every case runs (%d)", r.cases);
+    fa_result_fail(&r, "random 30", "wrote %d canary bytes", 4);
+    FA_EXPECT(t, r.outcome == FA_OUTCOME_FAILED && strcmp(r.failed_case, "random 30") == 0 &&
+                     strstr(r.detail, "case 'random 30' wrote 4 canary bytes"),
+              "a failure names its case for the rerun line: %s / %s", r.failed_case, r.detail);
+}
+
+/** The reporter fails a program that checked nothing. */
+static void test_reporter_needs_an_expectation(fa_tests *t)
+{
+    const fa_tests empty = {0, 0}, passing = {3, 0}, failing = {3, 1};
+    FA_EXPECT(t, fa_tests_finish(&empty) == 1, "zero expectations must fail");
+    FA_EXPECT(t, fa_tests_finish(&passing) == 0, "3 passed, 0 failed passes");
+    FA_EXPECT(t, fa_tests_finish(&failing) == 1, "a failed expectation fails");
+}
+
+/** The one max of the course keeps NaN, orders +0 above -0 and matches max.NaN.f32 bit for bit. */
+static void test_max_nan(fa_tests *t)
+{
+    const float nan = from_bits(UINT32_C(0x7FC00001)); /* a NaN with a payload */
+    FA_EXPECT(t, to_bits(fa_max_nan(nan, 1.0f)) == UINT32_C(0x7FFFFFFF) &&
+                     to_bits(fa_max_nan(1.0f, nan)) == UINT32_C(0x7FFFFFFF) &&
+                     to_bits(fa_max_nan(-INFINITY, nan)) == UINT32_C(0x7FFFFFFF),
+              "a NaN on either side gives the canonical NaN");
+    FA_EXPECT(t, to_bits(fa_max_nan(-0.0f, 0.0f)) == 0 && to_bits(fa_max_nan(0.0f, -0.0f)) == 0,
+              "max(-0, +0) = +0 in both orders");
+    FA_EXPECT(t, fa_max_nan(-INFINITY, -INFINITY) == -INFINITY && fa_max_nan(2.0f, 3.0f) == 3.0f &&
+                     fa_max_nan(-1.0f, -INFINITY) == -1.0f,
+              "ordinary values: the larger one");
+    FA_EXPECT(t, fmaxf(1.0f, NAN) == 1.0f, "fmaxf drops NaN: the pitfall fa_max_nan avoids");
+    FA_EXPECT(t, isnan(fa_max_nan_double(0.5, NAN)) && isnan(fa_max_nan_double(NAN, 0.5)) &&
+                     fa_max_nan_double(0.5, 2.0) == 2.0,
+              "the double statistics keep NaN too");
+}
+
+/** The allowed keys of every mask, at its edges. */
+static void test_key_ranges(fa_tests *t)
+{
+    /* nq = 3, nk = 5: top-left row i sees j <= i; bottom-right sees j <= i + 2. */
+    FA_EXPECT(t, fa_mask_key_range(FA_MASK_NONE, 1, 3, 5).end == 5, "no mask: every key");
+    FA_EXPECT(t, fa_mask_key_range(FA_MASK_CAUSAL_TOP_LEFT, 0, 3, 5).end == 1 &&
+                     fa_mask_key_range(FA_MASK_CAUSAL_TOP_LEFT, 2, 3, 5).end == 3,
+              "top-left: row i sees keys 0..i");
+    FA_EXPECT(t, fa_mask_key_range(FA_MASK_CAUSAL_BOTTOM_RIGHT, 0, 3, 5).end == 3 &&
+                     fa_mask_key_range(FA_MASK_CAUSAL_BOTTOM_RIGHT, 2, 3, 5).end == 5,
+              "bottom-right: the last row sees every key");
+    /* nq = 5, nk = 3: bottom-right rows 0, 1 see nothing; top-left clips at nk. */
+    const fa_key_range empty = fa_mask_key_range(FA_MASK_CAUSAL_BOTTOM_RIGHT, 1, 5, 3);
+    FA_EXPECT(t, empty.end <= empty.begin, "bottom-right with nq > nk: row 1 has no key");
+    FA_EXPECT(t, fa_mask_key_range(FA_MASK_CAUSAL_BOTTOM_RIGHT, 2, 5, 3).end == 1 &&
+                     fa_mask_key_range(FA_MASK_CAUSAL_TOP_LEFT, 4, 5, 3).end == 3,
+              "bottom-right row 2 sees key 0; top-left row 4 is clipped to nk");
+    FA_EXPECT(t, fa_mask_allows(FA_MASK_CAUSAL_TOP_LEFT, 2, 2, 3, 5) &&
+                     !fa_mask_allows(FA_MASK_CAUSAL_TOP_LEFT, 2, 3, 3, 5),
+              "fa_mask_allows follows the range: j = i in, j = i + 1 out");
+}
+
+/** Overlap, checked products and the argument checks, at their boundaries. */
+static void test_bytes(fa_tests *t)
+{
+    char buffer[64] = {0};
+    FA_EXPECT(t, fa_ranges_overlap(buffer, 16, buffer + 15, 16) &&
+                     !fa_ranges_overlap(buffer, 16, buffer + 16, 16) &&
+                     fa_ranges_overlap(buffer + 15, 16, buffer, 16) &&
+                     !fa_ranges_overlap(buffer + 16, 16, buffer, 16),
+              "ranges sharing one byte overlap, adjacent ones do not, in both orders");
+    FA_EXPECT(t, !fa_ranges_overlap(NULL, 16, buffer, 16) && !fa_ranges_overlap(buffer, 0, buffer, 16),
+              "NULL and empty ranges overlap nothing");
+    const void *top = (const void *)(UINTPTR_MAX - 7);
+    FA_EXPECT(t, !fa_ranges_overlap(top, 8, buffer, 16), "a range at the top of memory does not wrap");
+    FA_EXPECT(t, fa_is_aligned(buffer + 0, 1) && fa_is_aligned(NULL, 16), "alignment of NULL and bytes");
+
+    FA_EXPECT(t, fa_mul_within(3, 5, 15) == 15 && fa_mul_within(3, 5, 14) == -1,
+              "the product at the limit passes, one over is refused");
+    FA_EXPECT(t, fa_mul_within(INT64_MAX, 2, INT64_MAX) == -1 && fa_mul_within(0, INT64_MAX, 0) == 0,
+              "no overflow on the way; zero times anything is zero");
+    const int64_t most = INT64_MAX / 4;
+    FA_EXPECT(t, fa_require_elements("op", "n", most, 4) == FA_OK,
+              "the largest count whose bytes fit passes");
+    FA_EXPECT(t, fa_require_elements("op", "n", most + 1, 4) == FA_ERR_OVERFLOW &&
+                     strstr(fa_last_error(), "op: n = ") != NULL,
+              "one more is refused, naming it: %s", fa_last_error());
+    FA_EXPECT(t, fa_require_size("op", "rows", 0) == FA_OK &&
+                     fa_require_size("op", "rows", -1) == FA_ERR_INVALID_SIZE,
+              "sizes: 0 passes, -1 is refused");
+    FA_EXPECT(t, fa_require_array("op", "x", NULL, 0, 16) == FA_OK &&
+                     fa_require_array("op", "x", NULL, 1, 16) == FA_ERR_NULL_POINTER &&
+                     fa_require_array("op", "x", (const void *)(uintptr_t)32, 1, 16) == FA_OK &&
+                     fa_require_array("op", "x", (const void *)(uintptr_t)36, 1, 16) == FA_ERR_MISALIGNED,
+              "arrays: NULL only when empty, aligned wherever given");
+    FA_EXPECT(t, fa_require_disjoint("op", "out", buffer, 8, "x", buffer + 7, 8) == FA_ERR_INVALID_ARGUMENT &&
+                     fa_require_disjoint("op", "out", buffer, 8, "x", buffer + 8, 8) == FA_OK,
+              "an output sharing a byte with an input is refused");
+}
+
+/** Every stage's driver flags: the course map decides what each stage accepts. */
+static void test_stage_flags(fa_tests *t)
+{
+    for (int stage = 1; stage <= FA_STAGE_COUNT; stage++) {
+        fa_stage_request request;
+        char *other[] = {"driver", "--milestone", stage == 1 ? "25" : "1", NULL};
+        FA_EXPECT(t, fa_stage_parse(3, other, stage, &request) == FA_CLI_ERROR,
+                  "stage %d refuses a milestone of another stage", stage);
+        char *plain[] = {"driver", "--impl", "learner", "--seed", "7", NULL};
+        FA_EXPECT(t, fa_stage_parse(5, plain, stage, &request) == FA_CLI_OK &&
+                         request.impl == FA_STAGE_IMPL_LEARNER && request.run.seed == 7 &&
+                         request.run.problem.given == 0,
+                  "stage %d takes --impl and --seed", stage);
+    }
+    fa_stage_request request;
+    char *attention[] = {"stage03", "--nq", "100", "--nk", "37", "--d", "64", "--mask", "causal", NULL};
+    FA_EXPECT(t, fa_stage_parse(9, attention, 3, &request) == FA_CLI_OK &&
+                     request.run.problem.nq == 100 && request.run.problem.nk == 37 &&
+                     request.run.problem.d == 64 &&
+                     request.run.problem.mask == FA_MASK_CAUSAL_TOP_LEFT &&
+                     fa_problem_get(&request.run.problem, FA_PROBLEM_BATCH, 5) == 5,
+              "stage 03 reads an attention problem; a flag not given keeps the default");
+    char *version[] = {"stage02", "--milestone", "7", "--version", "4", NULL};
+    FA_EXPECT(t, fa_stage_parse(5, version, 2, &request) == FA_CLI_OK && request.run.version == 4,
+              "M7 has four versions");
+    char *too_far[] = {"stage02", "--milestone", "7", "--version", "5", NULL};
+    FA_EXPECT(t, fa_stage_parse(5, too_far, 2, &request) == FA_CLI_ERROR, "M7 has no version 5");
+    char *zero_d[] = {"stage03", "--d", "0", NULL};
+    FA_EXPECT(t, fa_stage_parse(3, zero_d, 3, &request) == FA_CLI_ERROR, "--d is at least 1");
+}
+
+/** The message of a milestone still marked FA_TODO names it and where to write it. */
+static void test_todo_message(fa_tests *t)
+{
+    FA_EXPECT(t, fa_todo_fail(13, 0, "learner/online.cu") == FA_ERR_NOT_IMPLEMENTED &&
+                     strstr(fa_last_error(), "M13 running max is not implemented yet") &&
+                     strstr(fa_last_error(), "learner/online.cu") &&
+                     strstr(fa_last_error(), "FA_TODO(13)"),
+              "%s", fa_last_error());
+    FA_EXPECT(t, fa_todo_fail(7, 3, "learner/matmul_3.cu") == FA_ERR_NOT_IMPLEMENTED &&
+                     strstr(fa_last_error(), "M7 matmul, version 3") &&
+                     strstr(fa_last_error(), "FA_TODO_VERSION(7, 3)"),
+              "%s", fa_last_error());
+}
+
 int main(void)
 {
     fa_tests t = {0};
@@ -894,5 +1055,12 @@ int main(void)
     test_cli_accepts(&t);
     test_cli_rejects(&t);
     test_harness_verdicts(&t);
+    test_cases_and_failures(&t);
+    test_reporter_needs_an_expectation(&t);
+    test_max_nan(&t);
+    test_key_ranges(&t);
+    test_bytes(&t);
+    test_stage_flags(&t);
+    test_todo_message(&t);
     return fa_tests_finish(&t);
 }

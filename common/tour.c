@@ -7,6 +7,11 @@
  * "M<n> <passed|failed|not-implemented|not-run|error> <detail>". It needs no
  * GPU: without one, the drivers still tell written kernels from unwritten ones
  * (the FA_TODO probe) and report written ones as built but not run.
+ *
+ * Exit code: 0, unless a row is an ERROR (a driver that crashed, printed no
+ * line for one of its milestones, or reported an error): then 1, so that a
+ * broken harness never passes as progress. A learner's failing kernel is
+ * progress to come, not an error of the tour.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -14,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "fa_milestones.h"
 
@@ -73,7 +79,25 @@ static void read_stage(int stage, milestone_status *status)
         snprintf(s->detail, sizeof s->detail, "%s", line + consumed);
         s->detail[strcspn(s->detail, "\n")] = '\0';
     }
-    pclose(pipe);
+    /* A driver that crashed, or ended with a code no driver returns, leaves
+     * its unread milestones as errors and says why. */
+    const int code = pclose(pipe);
+    const bool normal = code != -1 && WIFEXITED(code) &&
+                        (WEXITSTATUS(code) == 0 || WEXITSTATUS(code) == 1 ||
+                         WEXITSTATUS(code) == 77);
+    if (normal)
+        return;
+    for (int m = 1; m <= FA_MILESTONE_COUNT; m++) {
+        milestone_status *s = &status[m - 1];
+        if (fa_milestone(m)->stage != stage || strcmp(s->word, "error") != 0 || s->detail[0])
+            continue;
+        if (code != -1 && WIFSIGNALED(code))
+            snprintf(s->detail, sizeof s->detail, "%.900s was killed by signal %d", path,
+                     WTERMSIG(code));
+        else
+            snprintf(s->detail, sizeof s->detail, "%.900s ended with exit code %d", path,
+                     code == -1 ? -1 : WEXITSTATUS(code));
+    }
 }
 
 /* What the table shows for a driver's outcome word. */
@@ -97,7 +121,7 @@ int main(void)
 
     printf("\nFlashAttention in CUDA: progress (learner files under %s)\n\n", FA_LEARNER_DIR);
     printf("  %-4s %-27s %-19s %s\n", "", "milestone", "stage", "status");
-    int next = 0, passed = 0, not_run = 0, failed = 0;
+    int next = 0, passed = 0, not_run = 0, failed = 0, errors = 0;
     for (int m = 1; m <= FA_MILESTONE_COUNT; m++) {
         const fa_milestone_info *info = fa_milestone(m);
         const milestone_status *s = &status[m - 1];
@@ -109,6 +133,7 @@ int main(void)
         passed += strcmp(s->word, "passed") == 0;
         not_run += strcmp(s->word, "not-run") == 0;
         failed += failing;
+        errors += strcmp(shown(s), "ERROR") == 0;
         bool open = failing || strcmp(s->word, "not-implemented") == 0;
         if (next == 0 && open)
             next = m;
@@ -128,5 +153,8 @@ int main(void)
     if (no_gpu_reason[0] != '\0')
         printf("No usable GPU (%s):\nthe kernels were built but not run. Run the tour on a machine with a GPU to check them.\n",
                no_gpu_reason);
-    return 0;
+    if (errors > 0)
+        printf("%d milestone(s) could not be judged (ERROR above): the harness itself failed.\n",
+               errors);
+    return errors > 0 ? 1 : 0;
 }

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Proves the learner harness honest both ways (DESIGN §4):
-#   1. with the shipped skeletons, every learner milestone reports "not implemented";
-#   2. with the learner slots filled by correct code (the reference kernels, with
-#      ref_ renamed learner_), every milestone passes on a GPU, or is reported as
-#      built but not run without one;
+# Proves the learner harness honest both ways:
+#   1. with the shipped skeletons, every learner milestone of every stage reports
+#      "not implemented" (and each driver prints a line for each of its milestones);
+#   2. a learner's folder outside the repository, set up by tools/learner_init.sh and
+#      filled with correct code (the reference kernel files), compiles, and every
+#      milestone passes on a GPU, or is reported as built but not run without one;
 #   3. on a GPU, a planted bug in each stage's filled slots fails and names the
-#      coordinate (without a GPU, common/test_common.c checks the same verdicts).
+#      coordinate (without a GPU, common/test_common.c checks the same verdicts);
+#   0. first, a self-test: a driver that crashes, or prints too few milestone lines,
+#      must fail these checks.
 # Usage: tools/check_harness.sh SKELETON_BUILD_DIR WORK_DIR [extra cmake args...]
 # SKELETON_BUILD_DIR is an existing build of the repository as shipped.
 set -euo pipefail
@@ -22,46 +25,86 @@ for dir in "$root"/[0-9][0-9]_*/; do
   [ -f "$dir/CMakeLists.txt" ] && stages+=("$(basename "$dir")")
 done
 
-# Prints the tour lines (M<n> <outcome> <detail>) of every stage driver in a build.
-tour_lines() {
-  local build=$1 stage
-  for stage in "${stages[@]}"; do
-    "$build/$stage/stage${stage:0:2}" --impl learner --tour | grep '^M' || true
-  done
+# The milestones a stage declares (its CMakeLists.txt: MILESTONES 1 2 3 ...).
+milestones_of() {
+  sed -n 's/.*MILESTONES\(\( [0-9]\+\)\+\).*/\1/p' "$root/$1/CMakeLists.txt"
 }
 
-# expect_all BUILD WORD: every milestone line of every stage must have outcome WORD.
-expect_all() {
-  local build=$1 word=$2 lines bad
-  lines=$(tour_lines "$build")
-  bad=$(printf '%s\n' "$lines" | awk -v w="$word" '$2 != w' || true)
-  if [ -z "$lines" ] || [ -n "$bad" ]; then
-    echo "harness: expected every milestone to be '$word' in $build, got:"
-    printf '%s\n' "$lines"
-    failures=$((failures + 1))
-  else
-    echo "harness: $(printf '%s\n' "$lines" | wc -l) milestones '$word' in $(basename "$build")"
-  fi
+# judge_build BUILD WORD: every stage driver in BUILD runs (exit 0, 1 or 77: anything
+# else, a crash included, fails), prints exactly one line per declared milestone, and
+# every line has outcome WORD. Prints what it found; returns 1 on any fault.
+judge_build() {
+  local build=$1 word=$2 stage driver output code expected got bad fault=0 total=0
+  for stage in "${stages[@]}"; do
+    driver="$build/$stage/stage${stage:0:2}"
+    set +e
+    output=$("$driver" --impl learner --tour 2>&1)
+    code=$?
+    set -e
+    if [ "$code" -ne 0 ] && [ "$code" -ne 1 ] && [ "$code" -ne 77 ]; then
+      echo "harness: $driver ended with exit code $code (a crash?)"
+      fault=1
+    fi
+    expected=$(milestones_of "$stage" | wc -w)
+    got=$(printf '%s\n' "$output" | grep -c '^M[0-9]' || true)
+    if [ "$got" -ne "$expected" ]; then
+      echo "harness: $driver printed $got milestone lines, expected $expected"
+      fault=1
+    fi
+    bad=$(printf '%s\n' "$output" | grep '^M[0-9]' | awk -v w="$word" '$2 != w' || true)
+    if [ -n "$bad" ]; then
+      echo "harness: expected '$word' from $driver, got:"
+      printf '%s\n' "$bad"
+      fault=1
+    fi
+    total=$((total + got))
+  done
+  [ "$fault" -eq 0 ] && echo "harness: $total milestones '$word' in $(basename "$build")"
+  return "$fault"
 }
+
+expect_all() {
+  judge_build "$1" "$2" || failures=$((failures + 1))
+}
+
+echo "== 0. self-test: a crashing driver and a missing milestone line must fail the check"
+fake=$work/fake-build
+rm -rf "$fake"
+for stage in "${stages[@]}"; do
+  mkdir -p "$fake/$stage"
+  printf '#!/bin/sh\nkill -SEGV $$\n' > "$fake/$stage/stage${stage:0:2}"
+  chmod +x "$fake/$stage/stage${stage:0:2}"
+done
+if judge_build "$fake" not-implemented > "$work/self-test-crash.log"; then
+  echo "harness: self-test FAILED: a crashing driver passed"; failures=$((failures + 1))
+else
+  echo "harness: self-test: a crashing driver fails the check"
+fi
+first=${stages[0]}
+printf '#!/bin/sh\necho "M%s not-implemented fake"\nexit 1\n' "$(milestones_of "$first" | awk '{print $1}')" \
+  > "$fake/$first/stage${first:0:2}"
+if judge_build "$fake" not-implemented > "$work/self-test-missing.log"; then
+  echo "harness: self-test FAILED: a driver with missing milestone lines passed"; failures=$((failures + 1))
+else
+  echo "harness: self-test: a missing milestone line fails the check"
+fi
 
 if [ -n "$(command -v nvidia-smi)" ] && nvidia-smi -L >/dev/null 2>&1; then gpu=yes; else gpu=no; fi
 
 echo "== 1. shipped skeletons report 'not implemented'"
 expect_all "$skeleton_build" not-implemented
 
-echo "== 2. learner slots filled with the reference kernels"
+echo "== 2. a learner folder outside the repository, filled with the reference kernels"
 solutions=$work/solutions
 rm -rf "$solutions"
+bash "$root/tools/learner_init.sh" "$solutions" "$work/build-solutions" "$@" > "$work/init-solutions.log"
 for stage in "${stages[@]}"; do
-  mkdir -p "$solutions/$stage/learner"
-  for learner_file in "$root/$stage"/learner/*.cu; do
-    name=$(basename "$learner_file")
-    sed 's/\bref_/learner_/g' "$root/$stage/$name" > "$solutions/$stage/learner/$name"
+  for learner_file in "$solutions/$stage"/learner/*.cu; do
+    cp "$root/$stage/$(basename "$learner_file")" "$learner_file"
   done
 done
 targets=()
 for stage in "${stages[@]}"; do targets+=("stage${stage:0:2}"); done
-cmake -S "$root" -B "$work/build-solutions" -DFA_LEARNER_DIR="$solutions" "$@" > "$work/configure-solutions.log"
 cmake --build "$work/build-solutions" --parallel -t "${targets[@]}" > "$work/build-solutions.log"
 if [ "$gpu" = yes ]; then
   expect_all "$work/build-solutions" passed
@@ -73,11 +116,7 @@ fi
 # (tab-separated; the text is replaced once, as a fixed string).
 mutants=$(printf '%s\t%s\t%s\t%s\n' \
   1 01_primitives/learner/primitives.cu 'out[i] = a[i] + b[i];' '(void)i;' \
-  4 01_primitives/learner/primitives.cu 'return (a > b || isnan(a)) ? a : b;' 'return fmaxf(a, b);' \
-  8 02_matrix/learner/transpose.cu 'if (r < rows)' 'if (r + 1 < rows)' \
-  10 03_naive_attention/learner/attention.cu 'end = min64(end, i + 1);' 'end = min64(end, i + 2);' \
-  16 04_online_softmax/learner/online.cu 'out = online_rescale_output(out, alpha, chunk_out);' \
-     'out = online_rescale_output(out, 1.0f, chunk_out);')
+  4 01_primitives/learner/primitives.cu 'c < cols; c += ROW_THREADS)' 'c + 1 < cols; c += ROW_THREADS)')
 
 # plant FILE TEXT REPLACEMENT
 plant() {
@@ -105,7 +144,7 @@ if [ "$gpu" = yes ]; then
     stage=${file%%/*}
     line=$("$work/build-planted/$stage/stage${stage:0:2}" --impl learner --tour --milestone "$milestone" |
            grep "^M$milestone " || true)
-    echo "harness: planted bug in M$milestone ($text -> $replacement) gives: $line"
+    echo "harness: planted bug in M$milestone gives: $line"
     case "$line" in
       "M$milestone failed "*"at ("*) ;;
       *) echo "harness: planted bug in M$milestone NOT caught"; failures=$((failures + 1)) ;;

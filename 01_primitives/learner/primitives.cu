@@ -3,27 +3,27 @@
  *
  * Work through the milestones in order. For each one:
  *   1. write the kernel body marked TODO below (the signature is given);
- *   2. delete the FA_TODO(...) line at the top of its launcher(s);
+ *   2. delete the milestone's FA_TODO(n); line;
  *   3. build and check:   cmake --build build -t stage01
  *                          build/01_primitives/stage01 --impl learner --milestone N
  * The driver runs your kernel on hand-computable fixtures and random cases,
- * and names the first case and coordinate that is wrong.
+ * and names the first case and coordinate that is wrong (and the command that
+ * reruns that one case).
  *
- * The launch code below is complete (validation, grid, launch, error check)
- * and the same as the reference's; you should not need to change it. It sits
- * in static launch_* helpers so that each public launcher reads as two
- * lines: the FA_TODO(...) to delete, then the call.
- * The `(void)arg;` lines only silence "unused parameter" warnings: delete
- * them as you use the arguments.
+ * This file holds only kernels. The launch code (validation, grid, launch,
+ * error check) is the reference's own, 01_primitives/harness/launch.cu,
+ * compiled against this file: it needs the kernels below under these names
+ * and signatures. The `(void)arg;` lines only silence "unused parameter"
+ * warnings: delete them as you use the arguments.
  */
 #include <math.h>
 #include <stdint.h>
 
 #include <cuda_runtime.h>
 
-#include "fa_device.h"
+#include "fa_launch.cuh"
+#include "fa_math.h"
 #include "primitives.h"
-#include "fa_index.h"
 
 enum {
     ELEMENTWISE_THREADS = PRIMITIVES_ELEMENTWISE_THREADS,
@@ -32,26 +32,10 @@ enum {
     WARP_THREADS = PRIMITIVES_WARP_THREADS,
     ROW_WARPS = ROW_THREADS / WARP_THREADS
 };
-static_assert(sizeof(float4) == VECTOR_FLOATS * sizeof(float), "a float4 holds VECTOR_FLOATS floats");
-static_assert(ROW_THREADS % WARP_THREADS == 0, "blocks are made of whole warps");
-
-/* Grid of an elementwise launch: one block per 256 vectors of 4 floats, capped
- * at the number of blocks the GPU holds at once (your grid-stride loop covers
- * the rest). */
-static fa_status elementwise_blocks(int64_t n, int *blocks)
-{
-    int device = 0, sms = 0, threads_per_sm = 0;
-    FA_CUDA_TRY(cudaGetDevice(&device));
-    FA_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    FA_CUDA_TRY(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-    const int64_t vectors = fa_ceil_div(n, VECTOR_FLOATS);
-    const int64_t wanted = fa_ceil_div(vectors, ELEMENTWISE_THREADS);
-    const int64_t resident = (int64_t)sms * (threads_per_sm / ELEMENTWISE_THREADS);
-    *blocks = (int)(wanted < resident ? wanted : resident);
-    return FA_OK;
-}
 
 /* ---- M1 vector add ----------------------------------------------------------------------- */
+
+FA_TODO(1); /* delete this line when your M1 is written */
 
 /*
  * TODO(M1): out[i] = a[i] + b[i] for 0 <= i < n.
@@ -83,27 +67,9 @@ vector_add_kernel(const float *a, const float *b, float *out, int64_t n)
     (void)n;
 }
 
-static fa_status launch_vector_add(const float *a, const float *b, float *out, int64_t n,
-                                   cudaStream_t stream)
-{
-    FA_TRY(vector_add_validate(a, b, out, n));
-    if (n == 0)
-        return FA_OK;
-    int blocks = 0;
-    FA_TRY(elementwise_blocks(n, &blocks));
-    vector_add_kernel<<<blocks, ELEMENTWISE_THREADS, 0, stream>>>(a, b, out, n);
-    FA_LAUNCH_CHECK();
-    return FA_OK;
-}
-
-fa_status learner_vector_add(const float *a, const float *b, float *out, int64_t n,
-                             cudaStream_t stream)
-{
-    FA_TODO("M1 vector add");
-    return launch_vector_add(a, b, out, n, stream);
-}
-
 /* ---- M2 scale array ---------------------------------------------------------------------- */
+
+FA_TODO(2); /* delete this line when your M2 is written */
 
 /*
  * TODO(M2): out[i] = alpha * x[i]. The same loop as M1 with one input.
@@ -119,27 +85,9 @@ scale_array_kernel(const float *x, float alpha, float *out, int64_t n)
     (void)n;
 }
 
-static fa_status launch_scale_array(const float *x, float alpha, float *out, int64_t n,
-                                    cudaStream_t stream)
-{
-    FA_TRY(scale_array_validate(x, alpha, out, n));
-    if (n == 0)
-        return FA_OK;
-    int blocks = 0;
-    FA_TRY(elementwise_blocks(n, &blocks));
-    scale_array_kernel<<<blocks, ELEMENTWISE_THREADS, 0, stream>>>(x, alpha, out, n);
-    FA_LAUNCH_CHECK();
-    return FA_OK;
-}
-
-fa_status learner_scale_array(const float *x, float alpha, float *out, int64_t n,
-                              cudaStream_t stream)
-{
-    FA_TODO("M2 scale array");
-    return launch_scale_array(x, alpha, out, n, stream);
-}
-
 /* ---- M3 elementwise exp ------------------------------------------------------------------ */
+
+FA_TODO(3); /* delete this line when your M3 is written */
 
 /*
  * TODO(M3): out[i] = exp(x[i]), the same loop again, with exp evaluated by
@@ -162,38 +110,9 @@ exp_kernel(const float *x, float *out, int64_t n)
     (void)n;
 }
 
-template <fa_exp_method METHOD>
-static fa_status launch_exp(const float *x, float *out, int64_t n, cudaStream_t stream)
-{
-    FA_TRY(exp_validate(METHOD, x, out, n));
-    if (n == 0)
-        return FA_OK;
-    int blocks = 0;
-    FA_TRY(elementwise_blocks(n, &blocks));
-    exp_kernel<METHOD><<<blocks, ELEMENTWISE_THREADS, 0, stream>>>(x, out, n);
-    FA_LAUNCH_CHECK();
-    return FA_OK;
-}
-
-fa_status learner_exp_accurate(const float *x, float *out, int64_t n, cudaStream_t stream)
-{
-    FA_TODO("M3 elementwise exp");
-    return launch_exp<FA_EXP_EXPF>(x, out, n, stream);
-}
-
-fa_status learner_exp2_prescaled(const float *x, float *out, int64_t n, cudaStream_t stream)
-{
-    FA_TODO("M3 elementwise exp");
-    return launch_exp<FA_EXP_EXP2_PRESCALED>(x, out, n, stream);
-}
-
-fa_status learner_exp_fast(const float *x, float *out, int64_t n, cudaStream_t stream)
-{
-    FA_TODO("M3 elementwise exp");
-    return launch_exp<FA_EXP_FAST>(x, out, n, stream);
-}
-
 /* ---- M4 row max -------------------------------------------------------------------------- */
+
+FA_TODO(4); /* delete this line when your M4 is written */
 
 /*
  * TODO(M4): out[blockIdx.x] = max of row blockIdx.x, i.e. of
@@ -207,7 +126,8 @@ fa_status learner_exp_fast(const float *x, float *out, int64_t n, cudaStream_t s
  *      __syncthreads(); warp 0 folds those 8 values the same way (offsets 4,
  *      2, 1; lanes >= 8 hold -INFINITY) and thread 0 writes out[blockIdx.x].
  * NaN: a row that holds a NaN must give NaN. fmaxf(a, NaN) returns a, so it
- * would drop the NaN: combine with (a > b || isnan(a)) ? a : b instead.
+ * would drop the NaN: combine with fa_max_nan(a, b) (common/fa_math.h), the
+ * course's max, which keeps it.
  * Index with int64_t: row * ld can exceed 2^31. Read only the first cols
  * elements of a row: the checks fill the padding up to ld with NaN.
  */
@@ -220,26 +140,9 @@ row_max_kernel(const float *x, int64_t cols, int64_t ld, float *out)
     (void)out;
 }
 
-static fa_status launch_row_max(const float *x, int64_t rows, int64_t cols, int64_t ld, float *out,
-                                cudaStream_t stream)
-{
-    FA_TRY(row_max_validate(x, rows, cols, ld, out));
-    if (rows == 0)
-        return FA_OK;
-    const unsigned blocks = (unsigned)rows; /* one block per row; validation capped rows at 2^31 - 1 */
-    row_max_kernel<<<blocks, ROW_THREADS, 0, stream>>>(x, cols, ld, out);
-    FA_LAUNCH_CHECK();
-    return FA_OK;
-}
-
-fa_status learner_row_max(const float *x, int64_t rows, int64_t cols, int64_t ld, float *out,
-                          cudaStream_t stream)
-{
-    FA_TODO("M4 row max");
-    return launch_row_max(x, rows, cols, ld, out, stream);
-}
-
 /* ---- M5 row sum -------------------------------------------------------------------------- */
+
+FA_TODO(5); /* delete this line when your M5 is written */
 
 /*
  * TODO(M5): out[blockIdx.x] = sum of row blockIdx.x: the tree of M4 with +
@@ -257,23 +160,4 @@ row_sum_kernel(const float *x, int64_t cols, int64_t ld, float *out)
     (void)cols;
     (void)ld;
     (void)out;
-}
-
-static fa_status launch_row_sum(const float *x, int64_t rows, int64_t cols, int64_t ld, float *out,
-                                cudaStream_t stream)
-{
-    FA_TRY(row_sum_validate(x, rows, cols, ld, out));
-    if (rows == 0)
-        return FA_OK;
-    const unsigned blocks = (unsigned)rows;
-    row_sum_kernel<<<blocks, ROW_THREADS, 0, stream>>>(x, cols, ld, out);
-    FA_LAUNCH_CHECK();
-    return FA_OK;
-}
-
-fa_status learner_row_sum(const float *x, int64_t rows, int64_t cols, int64_t ld, float *out,
-                          cudaStream_t stream)
-{
-    FA_TODO("M5 row sum");
-    return launch_row_sum(x, rows, cols, ld, out, stream);
 }

@@ -14,6 +14,7 @@
 #ifndef PRIMITIVES_MODEL_H
 #define PRIMITIVES_MODEL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "primitives.h"
@@ -78,13 +79,6 @@ double fp32_rounding_bound(double exact);
  */
 double fp32_ulp(double v);
 
-/**
- * max(a, b) that keeps NaN: NaN when either is NaN, else the larger. The M4
- * kernel combines with exactly this expression; `fmaxf` would return the
- * other operand and make a NaN disappear.
- */
-float model_max_keep_nan(float a, float b);
-
 /** The M4 kernel's row max, same tree, same result bit for bit. */
 void model_row_max(const float *x, int64_t rows, int64_t cols, int64_t ld, float *out);
 
@@ -107,6 +101,31 @@ int64_t row_sum_depth(int64_t cols);
  * order it summed in.
  */
 double row_sum_error_bound(int64_t cols, double abs_sum);
+
+/** Where the exp accuracy sweep reports separately: |x| <= 1, <= 10, and every x. */
+enum { EXP_SWEEP_RANGES = 3 };
+
+/** Worst error of one exp variant over a sweep, per range of |x|. */
+typedef struct exp_sweep_summary {
+    double max_ulps[EXP_SWEEP_RANGES]; /**< largest error in ulps of exp(x), per range */
+    double worst_x;                    /**< where the largest ulp error of the whole sweep is */
+    double worst_ratio;                /**< max |y - exp x| / bound: above 1 the bound is wrong */
+} exp_sweep_summary;
+
+/** The bounds of the ranges of ::exp_sweep_summary: 1, 10, 88. */
+extern const double exp_sweep_range_limits[EXP_SWEEP_RANGES];
+
+/**
+ * Summarises the results @p y of variant @p method at the points @p x
+ * against exp in double. A NaN anywhere (a result, or a bound that is not a
+ * number) makes the maxima NaN, never a smaller finite value: the sweep then
+ * fails, as it must.
+ */
+void exp_sweep_summarise(fa_exp_method method, const float *x, const float *y, int64_t n,
+                         exp_sweep_summary *s);
+
+/** True when every result was within its bound: worst_ratio <= 1 (false for NaN). */
+bool exp_sweep_within_bound(const exp_sweep_summary *s);
 
 #ifdef __cplusplus
 }

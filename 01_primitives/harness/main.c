@@ -7,5 +7,5 @@
 
 int main(int argc, char **argv)
 {
-    return fa_stage_main(argc, argv, 1, stage01_checks, stage01_check_count, stage01_bench);
+    return fa_stage_main(argc, argv, &stage01);
 }

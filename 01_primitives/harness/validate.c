@@ -13,20 +13,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fa_bytes.h"
+
 enum { FLOAT_BYTES = sizeof(float) };
 
 /** Largest element count whose byte size fits a signed 64-bit offset. */
 static const int64_t MAX_FLOATS = INT64_MAX / FLOAT_BYTES;
-
-/** The grid limit that bounds one-block-per-row launches (gridDim.x <= 2^31 - 1). */
-static const int64_t MAX_GRID_BLOCKS = INT32_MAX;
-
-/** True when [p, p + p_bytes) and [q, q + q_bytes) share a byte. */
-static bool ranges_overlap(const void *p, int64_t p_bytes, const void *q, int64_t q_bytes)
-{
-    const uintptr_t p0 = (uintptr_t)p, q0 = (uintptr_t)q;
-    return p0 < q0 + (uintptr_t)q_bytes && q0 < p0 + (uintptr_t)p_bytes;
-}
 
 /** Checks one array of an elementwise op: present, 16-byte aligned. Requires n > 0. */
 static fa_status check_vector_array(const char *op, const char *name, const float *p, int64_t n)
@@ -34,7 +26,7 @@ static fa_status check_vector_array(const char *op, const char *name, const floa
     if (p == NULL)
         return fa_fail(FA_ERR_NULL_POINTER, "%s: %s = NULL with n = %lld, expected a device array",
                        op, name, (long long)n);
-    if ((uintptr_t)p % PRIMITIVES_VECTOR_BYTES != 0)
+    if (!fa_is_aligned(p, PRIMITIVES_VECTOR_BYTES))
         return fa_fail(FA_ERR_MISALIGNED,
                        "%s: %s = %p is not %d-byte aligned, expected an address the float4 loads "
                        "can use (cudaMalloc memory offset by a multiple of 4 floats)",
@@ -68,7 +60,7 @@ static fa_status check_elementwise(const char *op, const char *in0_name, const f
 
     const int64_t bytes = n * FLOAT_BYTES;
     for (int k = 0; k < input_count; ++k)
-        if (out != inputs[k] && ranges_overlap(out, bytes, inputs[k], bytes))
+        if (out != inputs[k] && fa_ranges_overlap(out, bytes, inputs[k], bytes))
             return fa_fail(FA_ERR_INVALID_ARGUMENT,
                            "%s: out = %p overlaps %s = %p over n = %lld floats, expected out to "
                            "be %s itself (in place) or a disjoint array",
@@ -115,46 +107,29 @@ fa_status exp_validate(fa_exp_method method, const float *x, const float *out, i
 static fa_status check_rows(const char *op, const float *x, int64_t rows, int64_t cols, int64_t ld,
                             const float *out)
 {
-    if (rows < 0)
-        return fa_fail(FA_ERR_INVALID_SIZE, "%s: rows = %lld, expected rows >= 0", op, (long long)rows);
-    if (cols < 0)
-        return fa_fail(FA_ERR_INVALID_SIZE, "%s: cols = %lld, expected cols >= 0", op, (long long)cols);
+    FA_TRY(fa_require_size(op, "rows", rows));
+    FA_TRY(fa_require_size(op, "cols", cols));
     if (ld < cols)
         return fa_fail(FA_ERR_BAD_STRIDE, "%s: ld = %lld with cols = %lld, expected ld >= cols",
                        op, (long long)ld, (long long)cols);
     if (rows == 0)
         return FA_OK;
-    if (rows > MAX_GRID_BLOCKS)
+    if (rows > FA_MAX_GRID_X)
         return fa_fail(FA_ERR_UNSUPPORTED,
                        "%s: rows = %lld, expected at most %lld (one block per row, gridDim.x limit)",
-                       op, (long long)rows, (long long)MAX_GRID_BLOCKS);
+                       op, (long long)rows, (long long)FA_MAX_GRID_X);
     /* x spans (rows - 1) * ld + cols floats; test without computing it, which could overflow. */
     if (ld > 0 && rows - 1 > (MAX_FLOATS - cols) / ld)
         return fa_fail(FA_ERR_OVERFLOW,
                        "%s: rows = %lld, ld = %lld, cols = %lld span more than %lld floats "
                        "(byte offsets are 64-bit)",
                        op, (long long)rows, (long long)ld, (long long)cols, (long long)MAX_FLOATS);
-    if (out == NULL)
-        return fa_fail(FA_ERR_NULL_POINTER, "%s: out = NULL with rows = %lld, expected a device array",
-                       op, (long long)rows);
-    if ((uintptr_t)out % FLOAT_BYTES != 0)
-        return fa_fail(FA_ERR_MISALIGNED, "%s: out = %p is not %d-byte aligned, expected a float array",
-                       op, (const void *)out, FLOAT_BYTES);
+    FA_TRY(fa_require_array(op, "out", out, rows, FLOAT_BYTES));
     if (cols == 0)
         return FA_OK;
-    if (x == NULL)
-        return fa_fail(FA_ERR_NULL_POINTER,
-                       "%s: x = NULL with rows = %lld, cols = %lld, expected a device array",
-                       op, (long long)rows, (long long)cols);
-    if ((uintptr_t)x % FLOAT_BYTES != 0)
-        return fa_fail(FA_ERR_MISALIGNED, "%s: x = %p is not %d-byte aligned, expected a float array",
-                       op, (const void *)x, FLOAT_BYTES);
+    FA_TRY(fa_require_array(op, "x", x, rows * cols, FLOAT_BYTES));
     const int64_t x_bytes = ((rows - 1) * ld + cols) * FLOAT_BYTES;
-    if (ranges_overlap(out, rows * FLOAT_BYTES, x, x_bytes))
-        return fa_fail(FA_ERR_INVALID_ARGUMENT,
-                       "%s: out = %p (%lld floats) overlaps x = %p, expected a separate output array",
-                       op, (const void *)out, (long long)rows, (const void *)x);
-    return FA_OK;
+    return fa_require_disjoint(op, "out", out, rows * FLOAT_BYTES, "x", x, x_bytes);
 }
 
 fa_status row_max_validate(const float *x, int64_t rows, int64_t cols, int64_t ld, const float *out)

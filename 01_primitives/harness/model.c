@@ -7,6 +7,7 @@
 #include <float.h>
 #include <math.h>
 
+#include "fa_math.h"
 #include "fa_reference.h"
 
 enum {
@@ -120,24 +121,19 @@ double fp32_ulp(double v)
     return ldexp(1.0, exponent - 1 - (FLT_MANT_DIG - 1));
 }
 
-float model_max_keep_nan(float a, float b)
-{
-    return (a > b || isnan(a)) ? a : b;
-}
-
 /** The two reductions of the stage; they differ only in how two values combine. */
 typedef enum row_op { ROW_OP_SUM, ROW_OP_MAX } row_op;
 
 static float combine(row_op op, float a, float b)
 {
-    return op == ROW_OP_SUM ? a + b : model_max_keep_nan(a, b);
+    return op == ROW_OP_SUM ? a + b : fa_max_nan(a, b);
 }
 
 /**
  * The result lane 0 gets from the shuffle tree over lanes[0..width): at each
- * level lane i combines its value with lane i + offset's, offset = width / 2,
- * ..., 1 (as `__shfl_down_sync` does). Lanes at or above offset hold values no
- * later level reads, so only the lower half is updated.
+ * level lane i combines its value with lane i ^ offset's, offset = width / 2,
+ * ..., 1 (the butterfly of fa_kernel.cuh). Lane 0 only ever reads lanes below
+ * offset combined with those above it, so the lower half is all it needs.
  */
 static float shuffle_tree(row_op op, float *lanes, int width)
 {
@@ -192,4 +188,31 @@ double row_sum_error_bound(int64_t cols, double abs_sum)
     const double kernel = fa_gamma((double)row_sum_depth(cols), MODEL_FP32_UNIT_ROUNDOFF);
     const double reference = fa_gamma((double)cols, DOUBLE_UNIT_ROUNDOFF);
     return (kernel + reference) * abs_sum;
+}
+
+const double exp_sweep_range_limits[EXP_SWEEP_RANGES] = {1.0, 10.0, 88.0};
+
+void exp_sweep_summarise(fa_exp_method method, const float *x, const float *y, int64_t n,
+                         exp_sweep_summary *s)
+{
+    *s = (exp_sweep_summary){{0.0, 0.0, 0.0}, 0.0, 0.0};
+    double worst_ulps = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+        const double exact = exp((double)x[i]);
+        const double err = fabs((double)y[i] - exact);
+        const double ulps = err / fp32_ulp(exact);
+        for (int r = 0; r < EXP_SWEEP_RANGES; ++r)
+            if (fabs((double)x[i]) <= exp_sweep_range_limits[r])
+                s->max_ulps[r] = fa_max_nan_double(s->max_ulps[r], ulps);
+        if (!isnan(worst_ulps) && !(ulps <= worst_ulps)) { /* larger, or the first NaN */
+            worst_ulps = ulps;
+            s->worst_x = x[i];
+        }
+        s->worst_ratio = fa_max_nan_double(s->worst_ratio, err / exp_error_bound(method, x[i], exact));
+    }
+}
+
+bool exp_sweep_within_bound(const exp_sweep_summary *s)
+{
+    return s->worst_ratio <= 1.0;
 }

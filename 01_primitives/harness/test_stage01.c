@@ -20,8 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fa_cli.h"
+#include "fa_math.h"
 #include "fa_reference.h"
 #include "fa_rng.h"
+#include "fa_stage.h"
 #include "fa_status.h"
 #include "fa_test.h"
 #include "fixtures.h"
@@ -32,7 +35,6 @@
 #include "checks.h"
 #include "fa_check.h"
 #include "fa_device.h"
-#include "fa_stage.h"
 #endif
 
 #define COUNT_OF(array) ((int)(sizeof(array) / sizeof((array)[0])))
@@ -350,8 +352,8 @@ static void test_reduction_tree(fa_tests *t)
     free(row);
 
     /* max keeps NaN where fmaxf drops it; a permuted row has the same max. */
-    FA_EXPECT(t, isnan(model_max_keep_nan(1.0f, NAN)) && isnan(model_max_keep_nan(NAN, 1.0f)),
-              "max_keep_nan must return NaN when either side is NaN");
+    FA_EXPECT(t, isnan(fa_max_nan(1.0f, NAN)) && isnan(fa_max_nan(NAN, 1.0f)),
+              "fa_max_nan must return NaN when either side is NaN");
     FA_EXPECT(t, fmaxf(1.0f, NAN) == 1.0f, "fmaxf drops NaN (the pitfall the kernel avoids)");
     float values[777], shuffled[777], max_a = 0.0f, max_b = 0.0f;
     fa_rng rng;
@@ -575,48 +577,72 @@ static void test_row_bad_input(fa_tests *t)
                   FA_OK, "");
 }
 
-#if FA_HAVE_CUDA
-/** Every driver flag with a bad value must give the usage exit code, 2, before any GPU work. */
+/**
+ * Every bad command line gets the usage exit code, 2, before any GPU work:
+ * the parser is plain C, so this holds in builds without CUDA too.
+ */
 static void test_driver_flags(fa_tests *t)
 {
-    static const char *const bad[][3] = {
-        {"stage01", "--impl", "nonsense"},  {"stage01", "--impl", NULL},
-        {"stage01", "--milestone", "three"}, {"stage01", "--milestone", "26"},
-        {"stage01", "--milestone", "6"},     /* a milestone of another stage */
-        {"stage01", "--seed", "12x"},        {"stage01", "--seed", "-1"},
-        {"stage01", "--no-such-flag", NULL},
+    static const char *const bad[][5] = {
+        {"stage01", "--impl", "nonsense", NULL, NULL},
+        {"stage01", "--impl", NULL, NULL, NULL},
+        {"stage01", "--milestone", "three", NULL, NULL},
+        {"stage01", "--milestone", "26", NULL, NULL},
+        {"stage01", "--milestone", "6", NULL, NULL}, /* a milestone of another stage */
+        {"stage01", "--seed", "12x", NULL, NULL},
+        {"stage01", "--seed", "-1", NULL, NULL},
+        {"stage01", "--no-such-flag", NULL, NULL, NULL},
+        {"stage01", "--version", "2", NULL, NULL},              /* --version needs --milestone */
+        {"stage01", "--milestone", "1", "--version", "1"},      /* M1 has one version */
+        {"stage01", "--nq", "64", NULL, NULL},                  /* no stage-01 milestone reads it */
+        {"stage01", "--n", "-1", NULL, NULL},                   /* sizes are >= 0 */
+        {"stage01", "--n", "77", "--case", "vector_add random n=1"}, /* a case or a problem */
+        {"stage01", "--milestone", "4", "--n", "77"},           /* M4 reads --rows --cols */
     };
     for (int c = 0; c < COUNT_OF(bad); ++c) {
-        char *argv[4] = {(char *)bad[c][0], (char *)bad[c][1], (char *)bad[c][2], NULL};
-        const int argc = bad[c][2] ? 3 : 2;
-        const int code =
-            fa_stage_main(argc, argv, 1, stage01_checks, stage01_check_count, stage01_bench);
-        FA_EXPECT(t, code == FA_EXIT_USAGE, "stage01 %s %s: exit %d, expected %d", bad[c][1],
-                  bad[c][2] ? bad[c][2] : "", code, FA_EXIT_USAGE);
+        char *argv[6] = {NULL};
+        int argc = 0;
+        while (argc < 5 && bad[c][argc] != NULL) {
+            argv[argc] = (char *)bad[c][argc];
+            argc++;
+        }
+        fa_stage_request request;
+        const int code = fa_stage_parse(argc, argv, 1, &request) == FA_CLI_ERROR ? FA_EXIT_USAGE : 0;
+        FA_EXPECT(t, code == FA_EXIT_USAGE, "stage01 %s %s %s %s: exit %d, expected %d",
+                  bad[c][1], bad[c][2] ? bad[c][2] : "", bad[c][3] ? bad[c][3] : "",
+                  bad[c][4] ? bad[c][4] : "", code, FA_EXIT_USAGE);
     }
     char *help[] = {"stage01", "--help", NULL};
-    FA_EXPECT(t, fa_stage_main(2, help, 1, stage01_checks, stage01_check_count, stage01_bench) == 0,
-              "stage01 --help must exit 0");
+    fa_stage_request request;
+    FA_EXPECT(t, fa_stage_parse(2, help, 1, &request) == FA_CLI_HELP,
+              "stage01 --help must print the usage and exit 0");
+    char *rows[] = {"stage01", "--rows", "3", "--cols", "5", NULL};
+    FA_EXPECT(t, fa_stage_parse(5, rows, 1, &request) == FA_CLI_OK &&
+                     request.run.problem.given == (FA_PROBLEM_ROWS | FA_PROBLEM_COLS) &&
+                     request.run.problem.rows == 3 && request.run.problem.cols == 5,
+              "--rows 3 --cols 5 must describe a 3 x 5 problem");
 }
-#endif
 
-static int run_cpu(void)
+/** The exp sweep keeps a NaN: a NaN result fails it, however small the other errors. */
+static void test_exp_sweep_keeps_nan(fa_tests *t)
 {
-    fa_tests t = {0};
-    test_elementwise_fixtures(&t);
-    test_exp_fixtures(&t);
-    test_row_fixtures(&t);
-    test_elementwise_model_vs_reference(&t);
-    test_exp2_bound_needs_argument_term(&t);
-    test_fp32_ulp(&t);
-    test_rows_model_vs_reference(&t);
-    test_reduction_tree(&t);
-    test_elementwise_bad_input(&t);
-    test_row_bad_input(&t);
-#if FA_HAVE_CUDA
-    test_driver_flags(&t);
-#endif
-    return fa_tests_finish(&t);
+    enum { N = 1001 };
+    float x[N], y[N];
+    for (int i = 0; i < N; ++i) {
+        x[i] = exp_sweep_x(i, N);
+        y[i] = (float)exp((double)x[i]);
+    }
+    exp_sweep_summary s;
+    exp_sweep_summarise(FA_EXP_EXPF, x, y, N, &s);
+    FA_EXPECT(t, exp_sweep_within_bound(&s), "correctly rounded exp must be within the bound (%g)",
+              s.worst_ratio);
+    y[500] = NAN;
+    exp_sweep_summarise(FA_EXP_EXPF, x, y, N, &s);
+    FA_EXPECT(t, !exp_sweep_within_bound(&s) && isnan(s.worst_ratio) && isnan(s.max_ulps[2]),
+              "a NaN result must make the sweep fail (worst ratio %g, max ulps %g)",
+              s.worst_ratio, s.max_ulps[2]);
+    FA_EXPECT(t, s.worst_x == x[500], "the sweep must name where the NaN is: %g, expected %g",
+              s.worst_x, (double)x[500]);
 }
 
 /* ---- GPU ------------------------------------------------------------------------------------ */
@@ -639,8 +665,8 @@ static fa_status device_array(float **device, const float *host, int64_t count)
 static void test_reference_checks(fa_tests *t)
 {
     const fa_run_options options = {.seed = SEED, .quick = false};
-    for (int i = 0; i < stage01_check_count; ++i) {
-        const fa_milestone_check *m = &stage01_checks[i];
+    for (int i = 0; i < stage01.count; ++i) {
+        const fa_milestone_check *m = &stage01.checks[i];
         FA_EXPECT(t, m->probe(FA_IMPL_REFERENCE) == FA_OK, "M%d reference probe: %s", m->number,
                   fa_last_error());
         fa_result result = {0};
@@ -818,25 +844,51 @@ static void test_checker_catches_errors(fa_tests *t)
     fa_device_free(d_out);
 }
 
-static int run_gpu(void)
+/**
+ * --case reruns exactly the named case, and the problem flags make one case
+ * of their own: what a learner reproducing a failure relies on.
+ */
+static void test_case_selection(fa_tests *t)
 {
-    if (fa_gpu_skip("test_stage01 gpu"))
-        return FA_EXIT_SKIP;
-    fa_tests t = {0};
-    test_reference_checks(&t);
-    test_rows_match_model(&t);
-    test_canaries(&t);
-    test_nan_propagation(&t);
-    test_checker_catches_errors(&t);
-    return fa_tests_finish(&t);
+    const fa_milestone_check *m1 = &stage01.checks[0];
+    fa_run_options options = {.seed = SEED, .case_name = "vector_add random n=1025"};
+    fa_result result = {0};
+    m1->check(FA_IMPL_REFERENCE, &options, &result);
+    FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED && result.cases == 1,
+              "--case must run exactly its case: %s, %d cases", result.detail, result.cases);
+    options.case_name = "no such case";
+    result = (fa_result){0};
+    m1->check(FA_IMPL_REFERENCE, &options, &result);
+    FA_EXPECT(t, result.cases == 0, "an unknown --case must run nothing (%d cases)", result.cases);
+    options.case_name = NULL;
+    options.problem.given = FA_PROBLEM_N;
+    options.problem.n = 77;
+    result = (fa_result){0};
+    m1->check(FA_IMPL_REFERENCE, &options, &result);
+    FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED && result.cases == 1,
+              "--n 77 must run its one case: %s, %d cases", result.detail, result.cases);
 }
+
 #endif /* FA_HAVE_CUDA */
 
 int main(int argc, char **argv)
 {
+    static const fa_test_fn cpu[] = {
+        test_elementwise_fixtures,        test_exp_fixtures,        test_row_fixtures,
+        test_elementwise_model_vs_reference, test_exp2_bound_needs_argument_term,
+        test_fp32_ulp,                    test_rows_model_vs_reference, test_reduction_tree,
+        test_elementwise_bad_input,       test_row_bad_input,       test_driver_flags,
+        test_exp_sweep_keeps_nan,
+    };
 #if FA_HAVE_CUDA
-    return fa_test_main(argc, argv, run_cpu, run_gpu);
+    static const fa_test_fn gpu[] = {
+        test_reference_checks, test_case_selection, test_rows_match_model,
+        test_canaries,         test_nan_propagation, test_checker_catches_errors,
+    };
+    const fa_test_suite suite = {"test_stage01", cpu, COUNT_OF(cpu), gpu, COUNT_OF(gpu),
+                                 fa_gpu_gate};
 #else
-    return fa_test_main(argc, argv, run_cpu, NULL);
+    const fa_test_suite suite = {"test_stage01", cpu, COUNT_OF(cpu), NULL, 0, NULL};
 #endif
+    return fa_test_main(argc, argv, &suite);
 }
