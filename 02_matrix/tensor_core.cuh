@@ -1,7 +1,7 @@
 /**
  * @file tensor_core.cuh
  * @brief The sm_80 instructions of a tensor-core GEMM as C functions: cp.async,
- *        ldmatrix and mma.sync m16n8k16 (bf16 in, fp32 accumulate).
+ *        ldmatrix and mma.sync m16n8k16 (bf16 or fp16 in, fp32 accumulate).
  *
  * Thin inline-PTX wrappers, nothing more: the tiling, the fragment addressing
  * and the pipeline are the lesson of matmul.cu (M7 version 4) and of the fused
@@ -101,6 +101,16 @@ static __device__ __forceinline__ void mma_m16n8k16_bf16(float d[4], const uint3
                                                          const uint32_t b[2])
 {
     asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/** As mma_m16n8k16_bf16(), with A and B in fp16 (the same fragment layouts). */
+static __device__ __forceinline__ void mma_m16n8k16_f16(float d[4], const uint32_t a[4],
+                                                        const uint32_t b[2])
+{
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
         "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));

@@ -4,6 +4,7 @@
 #                MILESTONES 1 2 3 4 5                    # its milestones (one learner test each)
 #                KERNELS primitives.cu                   # the reference kernel files; the learner's
 #                                                        # twins are learner/<same name>
+#                USES 02_matrix 04_online_softmax        # earlier stages whose headers it includes
 #                CPU_SOURCES harness/model.c ...         # plain C: models, fixtures, validation
 #                CHECK_SOURCES harness/checks.c harness/bench.c   # GPU checks and the benchmark
 #                DRIVER harness/main.c
@@ -42,13 +43,16 @@ endfunction()
 
 function(fa_add_stage)
   cmake_parse_arguments(ST "" "NUMBER"
-      "MILESTONES;KERNELS;CPU_SOURCES;CHECK_SOURCES;DRIVER;TEST" ${ARGN})
+      "MILESTONES;KERNELS;USES;CPU_SOURCES;CHECK_SOURCES;DRIVER;TEST" ${ARGN})
   set(stage stage${ST_NUMBER})
   set(stage_source ${CMAKE_CURRENT_SOURCE_DIR})
   get_filename_component(stage_dir "${stage_source}" NAME)
 
   add_library(${stage}_cpu STATIC ${ST_CPU_SOURCES})
   target_include_directories(${stage}_cpu PUBLIC ${stage_source} ${stage_source}/harness)
+  foreach(used IN LISTS ST_USES)
+    target_include_directories(${stage}_cpu PUBLIC ${PROJECT_SOURCE_DIR}/${used})
+  endforeach()
   target_link_libraries(${stage}_cpu PUBLIC fa_common)
   target_compile_options(${stage}_cpu PRIVATE ${FA_C_WARNINGS})
 
