@@ -11,7 +11,18 @@ if(NOT DOXYGEN_EXECUTABLE)
   message(FATAL_ERROR "docs: doxygen not found on PATH; install Doxygen (apt-get install doxygen)")
 endif()
 
+# Doxygen rewrites every page: start from an empty html/, so no page of a
+# stage that left FA_STAGES stays behind. The MathJax link goes first, as a
+# link (its target is never touched).
+if(IS_SYMLINK "${OUT}/html/mathjax")
+  file(REMOVE "${OUT}/html/mathjax")
+endif()
+file(REMOVE_RECURSE "${OUT}/html")
 file(MAKE_DIRECTORY "${OUT}/html")
+
+# The tables of the numerics page, written afresh: a stale file from an
+# earlier build must not stand in for a run that wrote none.
+file(REMOVE "${OUT}/numerics_tables.md")
 execute_process(COMMAND "${TABLES}" --tables "${OUT}/numerics_tables.md"
                 OUTPUT_QUIET RESULT_VARIABLE tables_result)
 if(NOT EXISTS "${OUT}/numerics_tables.md")
@@ -23,9 +34,6 @@ endif()
 # and offline; else the CDN the Doxyfile names.
 set(run_config "@INCLUDE = \"${DOXYFILE}\"\n")
 find_path(MATHJAX_DIR MathJax.js PATHS /usr/share/javascript/mathjax NO_DEFAULT_PATH)
-if(IS_SYMLINK "${OUT}/html/mathjax")
-  file(REMOVE "${OUT}/html/mathjax")
-endif()
 if(MATHJAX_DIR)
   file(CREATE_LINK "${MATHJAX_DIR}" "${OUT}/html/mathjax" SYMBOLIC)
   string(APPEND run_config "MATHJAX_RELPATH = mathjax\n")
