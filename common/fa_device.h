@@ -93,7 +93,7 @@ fa_status fa_device_copy_of(void **device_dst, const void *host_src, size_t byte
  * kernel that reads past the end of an input turns its output NaN; after an
  * output, a canary that lost the poison is a write out of bounds.
  */
-enum { FA_CANARY_BYTES = 256 };
+enum { FA_CANARY_BYTES = 256 /**< bytes of poison after each device buffer of a check */ };
 
 /**
  * A device copy of @p bytes bytes from @p host, followed by ::FA_CANARY_BYTES
