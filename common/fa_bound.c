@@ -68,8 +68,7 @@ static double tensor_core_roundings(int64_t terms, int64_t blocks)
     return terms <= 1 ? 0.0 : (double)terms + 2.0 * (double)blocks;
 }
 
-/** Bound on |fl(q.k) - q.k| (unscaled) for a dot product with sum |q_d k_d| = @p abs_dot. */
-static double dot_error(const fa_attn_method *m, int64_t head_dim, double abs_dot)
+double fa_bound_dot(const fa_attn_method *m, int64_t head_dim, double abs_dot)
 {
     double gamma;
     if (m->accumulation == FA_ACCUM_TENSOR_CORE) {
@@ -194,7 +193,7 @@ void fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *in, do
         if (first < 0)
             first = j;
         last = j;
-        score_err[j] = c * dot_error(method, in->head_dim, in->abs_dot[j]);
+        score_err[j] = c * fa_bound_dot(method, in->head_dim, in->abs_dot[j]);
         eta[j] = 0.0;
         mt_min[j] = INFINITY;
         mt_max[j] = -INFINITY;

@@ -42,6 +42,16 @@ extern "C" {
 /** Doubles of scratch fa_bound_row() needs per key position. */
 enum { FA_BOUND_SCRATCH_PER_KEY = 6 };
 
+/**
+ * Bound on |fl(q.k) - q.k| for one unscaled dot product of length
+ * @p head_dim with sum_d |q_d k_d| = @p abs_dot, accumulated as @p m
+ * declares: a chain of FFMAs (gamma_(D+1) with u = 2^-24), or the tensor
+ * cores' truncating sums (gamma_(D (1 + 2/8)) with u = 2^-23), plus 2^-126
+ * per product for flushed partial sums. The first term of every weight's
+ * error; also the bound of a tile of raw scores on its own.
+ */
+double fa_bound_dot(const fa_attn_method *m, int64_t head_dim, double abs_dot);
+
 /** What the bound of one query row is computed from: the exact row of the reference. */
 typedef struct fa_bound_row_input {
     int64_t keys;           /**< key positions 0 .. keys-1 (the kernel's block grid starts at 0) */
