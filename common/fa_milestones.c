@@ -11,7 +11,8 @@ enum {
     ROWS = FA_PROBLEM_ROWS | FA_PROBLEM_COLS,
     MATMUL = FA_PROBLEM_M | FA_PROBLEM_N | FA_PROBLEM_K,
     ATTENTION = FA_PROBLEM_ATTENTION,
-    ONLINE_ROWS = FA_PROBLEM_ROWS | FA_PROBLEM_N | FA_PROBLEM_CHUNK
+    ONLINE_ROWS = FA_PROBLEM_ROWS | FA_PROBLEM_N | FA_PROBLEM_CHUNK,
+    TILES = FA_PROBLEM_HEADS | FA_PROBLEM_NQ | FA_PROBLEM_NK | FA_PROBLEM_D | FA_PROBLEM_DTYPE
 };
 
 static const fa_milestone_info milestones[FA_MILESTONE_COUNT] = {
@@ -31,12 +32,12 @@ static const fa_milestone_info milestones[FA_MILESTONE_COUNT] = {
     {14, 4, "correction factor", 0, ONLINE_ROWS},
     {15, 4, "update running sum", 0, ONLINE_ROWS},
     {16, 4, "rescale output", 0, ONLINE_ROWS | ATTENTION},
-    {17, 5, "tile load", 0, 0},
-    {18, 5, "tile scores", 0, 0},
-    {19, 5, "tile rowmax", 0, 0},
-    {20, 5, "tile exp", 0, 0},
-    {21, 5, "tile rowsum", 0, 0},
-    {22, 5, "accumulate PV", 0, 0},
+    {17, 5, "tile load", 2, TILES},
+    {18, 5, "tile scores", 2, TILES},
+    {19, 5, "tile rowmax", 2, TILES},
+    {20, 5, "tile exp", 2, TILES},
+    {21, 5, "tile rowsum", 2, TILES},
+    {22, 5, "accumulate PV", 2, TILES},
     {23, 6, "fused flash kernel", 0, 0},
     {24, 6, "flash attention launcher", 0, 0},
     {25, 7, "causal mask", 0, 0},
