@@ -1,10 +1,10 @@
 /**
  * @file dot.cu
- * @brief M6 dot product: per-block partial sums, then a second pass (reference).
+ * @brief M6 dot product: per-block partial sums, then a second pass (reference kernels).
  *
- * | version | kernel(s)                               | idea                                   |
- * |---------|-----------------------------------------|----------------------------------------|
- * | 1       | dot_partials_kernel, dot_finish_kernel  | fixed partition + fixed trees: deterministic |
+ * | version | kernels                                    | idea                                          |
+ * |---------|--------------------------------------------|-----------------------------------------------|
+ * | 1       | `dot_partials_kernel`, `dot_finish_kernel` | fixed partition + fixed trees: deterministic  |
  *
  * Why two passes and not one atomicAdd per block: fp32 addition is not
  * associative, so the order in which blocks add into one accumulator changes
@@ -16,31 +16,31 @@
  * Pass 1: thread g of T = blocks * 256 threads walks the 16-byte chunks
  * g, g + T, g + 2T, ... and accumulates x_i * y_i with one fused multiply-add
  * per element, in element order; the n mod chunk tail elements go to threads
- * 0..tail-1 after their chunks. The block then sums its 256 values with a
- * shuffle tree per warp and a shuffle tree over the 8 warp totals.
+ * 0..tail-1 after their chunks. The block then sums its 256 values with the
+ * block tree of \ref stage01 (fa_block_sum(), common/fa_kernel.cuh).
  * Pass 2: one block; thread t sums partials t, t + 256, ... in order, then the
- * same block tree. model.c replays exactly this order on the CPU.
+ * same block tree. harness/model.c replays exactly this order on the CPU.
+ *
+ * Only kernels live here: harness/launch.cu validates, sizes the grid
+ * (dot_product_blocks(), matrix.h) and launches them.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include "fa_device.h"
-#include "fa_index.h"
+#include "fa_kernel.cuh"
 #include "matrix.h"
 
 /** Chunks whose loads a thread issues before it consumes the first: bytes in flight. */
 constexpr int DOT_CHUNKS_IN_FLIGHT = 4;
-constexpr int DOT_WARPS = DOT_PRODUCT_THREADS / FA_WARP_THREADS;
-static_assert(DOT_PRODUCT_THREADS % FA_WARP_THREADS == 0, "whole warps");
-static_assert(DOT_WARPS <= FA_WARP_THREADS, "one warp reduces the warp totals");
 static_assert(DOT_PRODUCT_CHUNK_BYTES == sizeof(uint4), "a chunk is one 16-byte load");
 
 /** Elements of @p DTYPE in one 16-byte chunk. */
 template <fa_dtype DTYPE>
-static __host__ __device__ constexpr int chunk_elements()
+static __device__ constexpr int chunk_elements()
 {
     return DTYPE == FA_F32 ? 4 : 8;
 }
@@ -92,38 +92,12 @@ static __device__ __forceinline__ float fma_chunk(uint4 x, uint4 y, float acc)
     return acc;
 }
 
-/**
- * Sum over the block of every thread's @p value, valid in thread 0: a
- * shuffle-down tree within each warp (lane i adds lane i + offset for offsets
- * 16, 8, 4, 2, 1), then the same tree over the warp totals in warp 0 (lanes
- * past the last warp contribute +0). __fadd_rn keeps the compiler from
- * reassociating: the order is part of the contract with model.c.
- */
-static __device__ __forceinline__ float block_sum(float value)
-{
-    __shared__ float warp_totals[DOT_WARPS];
-    const int lane = threadIdx.x % FA_WARP_THREADS, warp = threadIdx.x / FA_WARP_THREADS;
-#pragma unroll
-    for (int offset = FA_WARP_THREADS / 2; offset > 0; offset /= 2)
-        value = __fadd_rn(value, __shfl_down_sync(FA_FULL_WARP_MASK, value, offset));
-    if (lane == 0)
-        warp_totals[warp] = value;
-    __syncthreads();
-    float total = 0.0f;
-    if (warp == 0) {
-        total = lane < DOT_WARPS ? warp_totals[lane] : 0.0f;
-#pragma unroll
-        for (int offset = FA_WARP_THREADS / 2; offset > 0; offset /= 2)
-            total = __fadd_rn(total, __shfl_down_sync(FA_FULL_WARP_MASK, total, offset));
-    }
-    return total;
-}
-
 /** Pass 1: partials[block] = this block's share of sum x_i y_i. */
 template <fa_dtype DTYPE>
 static __global__ void __launch_bounds__(DOT_PRODUCT_THREADS)
     dot_partials_kernel(const void *x, const void *y, int64_t n, float *partials)
 {
+    __shared__ float warp_totals[DOT_PRODUCT_THREADS / FA_WARP_THREADS];
     constexpr int ELEMS = chunk_elements<DTYPE>();
     const uint4 *x_chunks = static_cast<const uint4 *>(x);
     const uint4 *y_chunks = static_cast<const uint4 *>(y);
@@ -155,7 +129,7 @@ static __global__ void __launch_bounds__(DOT_PRODUCT_THREADS)
         acc = __fmaf_rn(load_as_float<DTYPE>(x, i), load_as_float<DTYPE>(y, i), acc);
     }
 
-    const float total = block_sum(acc);
+    const float total = fa_block_sum<DOT_PRODUCT_THREADS>(acc, warp_totals);
     if (threadIdx.x == 0)
         partials[blockIdx.x] = total;
 }
@@ -164,39 +138,11 @@ static __global__ void __launch_bounds__(DOT_PRODUCT_THREADS)
 static __global__ void __launch_bounds__(DOT_PRODUCT_THREADS)
     dot_finish_kernel(const float *partials, int count, float *result)
 {
+    __shared__ float warp_totals[DOT_PRODUCT_THREADS / FA_WARP_THREADS];
     float acc = 0.0f;
     for (int p = threadIdx.x; p < count; p += DOT_PRODUCT_THREADS)
         acc = __fadd_rn(acc, partials[p]);
-    const float total = block_sum(acc);
+    const float total = fa_block_sum<DOT_PRODUCT_THREADS>(acc, warp_totals);
     if (threadIdx.x == 0)
         *result = total;
-}
-
-template <fa_dtype DTYPE>
-static fa_status launch_dot(const void *x, const void *y, int64_t n, float *partials,
-                            float *result, cudaStream_t stream)
-{
-    const int blocks = (int)dot_product_blocks(n, DTYPE);
-    dot_partials_kernel<DTYPE><<<blocks, DOT_PRODUCT_THREADS, 0, stream>>>(x, y, n, partials);
-    FA_LAUNCH_CHECK();
-    dot_finish_kernel<<<1, DOT_PRODUCT_THREADS, 0, stream>>>(partials, blocks, result);
-    FA_LAUNCH_CHECK();
-    return FA_OK;
-}
-
-extern "C" fa_status ref_dot_product(const void *x, const void *y, fa_dtype dtype, int64_t n,
-                                     float *partials, float *result, cudaStream_t stream)
-{
-    FA_TRY(dot_product_validate(x, y, dtype, n, partials, result));
-    if (n == 0) {
-        if (result != NULL)
-            FA_CUDA_TRY(cudaMemsetAsync(result, 0, sizeof(float), stream));
-        return FA_OK;
-    }
-    switch (dtype) {
-    case FA_F32: return launch_dot<FA_F32>(x, y, n, partials, result, stream);
-    case FA_BF16: return launch_dot<FA_BF16>(x, y, n, partials, result, stream);
-    case FA_F16: return launch_dot<FA_F16>(x, y, n, partials, result, stream);
-    }
-    return fa_fail(FA_ERR_INVALID_ARGUMENT, "dot_product: dtype = %d", (int)dtype);
 }

@@ -4,8 +4,9 @@
  *        ldmatrix and mma.sync m16n8k16 (bf16 or fp16 in, fp32 accumulate).
  *
  * Thin inline-PTX wrappers, nothing more: the tiling, the fragment addressing
- * and the pipeline are the lesson of matmul.cu (M7 version 4) and of the fused
- * attention kernels, which include this header too. The register layouts the
+ * and the pipeline are the lesson of matmul_4_mma_bf16.cu (M7 version 4, whose
+ * learner's file gets these wrappers ready-made) and of the fused attention
+ * kernels of the later stages, which include this header too. The register layouts the
  * instructions expect are drawn on the stage page (\ref stage02, "The m16n8k16
  * fragments"); in short, with g = lane / 4 and t = lane % 4:
  *   - A (16x16, row-major): a[0] = A[g][2t, 2t+1], a[1] = A[g+8][2t, 2t+1],

@@ -116,7 +116,8 @@ fi
 # (tab-separated; the text is replaced once, as a fixed string).
 mutants=$(printf '%s\t%s\t%s\t%s\n' \
   1 01_primitives/learner/primitives.cu 'out[i] = a[i] + b[i];' '(void)i;' \
-  4 01_primitives/learner/primitives.cu 'c < cols; c += ROW_THREADS)' 'c + 1 < cols; c += ROW_THREADS)')
+  4 01_primitives/learner/primitives.cu 'c < cols; c += ROW_THREADS)' 'c + 1 < cols; c += ROW_THREADS)' \
+  8 02_matrix/learner/transpose_1_naive.cu 'if (r < rows)' 'if (r + 1 < rows)')
 
 # plant FILE TEXT REPLACEMENT
 plant() {

@@ -6,11 +6,13 @@
  * double reference within their bounds, the tensor-core bound against a
  * kernel that accumulates in bf16 (it must reject it by a wide margin) and
  * against an emulation of real tensor cores (it must accept it), properties,
- * and bad input for every launcher (the launchers fail before any CUDA call,
- * so no GPU is needed).
- * gpu: every milestone's reference check, GPU == model bit for bit where the
- * order is fixed, NaN propagation, unwritten-output detection and canaries
- * after every output. Exits 77 without a usable GPU.
+ * bad input for every launcher (the launchers fail before any CUDA call, so
+ * no GPU is needed), every size limit at its boundary, the driver's flags,
+ * and the rules by which a check walks the versions of a milestone.
+ * gpu: every milestone's reference check, --case and the problem flags,
+ * GPU == model bit for bit where the order is fixed, NaN propagation,
+ * unwritten-output detection and canaries after every output. Exits 77
+ * without a usable GPU.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -19,20 +21,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fa_bytes.h"
 #include "fa_check.h"
+#include "fa_cli.h"
 #include "fa_half.h"
 #include "fa_reference.h"
 #include "fa_rng.h"
+#include "fa_stage.h"
 #include "fa_status.h"
 #include "fa_test.h"
 #include "fixtures.h"
 #include "matrix.h"
 #include "model.h"
+#include "versions.h"
 
 #if FA_HAVE_CUDA
 #include "checks.h"
 #include "fa_device.h"
+#include "runners.h"
 #endif
+
+#define COUNT_OF(array) ((int)(sizeof(array) / sizeof((array)[0])))
 
 enum { TEST_SEED = 2026 };
 
@@ -566,78 +575,487 @@ static void test_bad_inputs(fa_tests *t)
 #endif
 }
 
-static int run_cpu(void)
+/* ==== cpu: the size limits at their boundary ================================================ */
+
+/** One size at a limit: what the validator (and, refused, every launcher) must answer. */
+typedef struct limit_case {
+    const char *what;
+    int64_t m, n, k; /**< matmul sizes; a transpose reads m as rows and n as cols */
+    fa_status expected;
+    const char *needle;
+} limit_case;
+
+/*
+ * Addresses the validators compare but never dereference (their sizes reach
+ * 2^62 bytes, more than any host buffer): B low, A and C beyond the largest
+ * range B can span (< 2^63 bytes), and 2^58 - 2^56 bytes apart, more than
+ * the 2^54 bytes A or C can span within the limits.
+ */
+static const void *far_b(void)
 {
-    fa_tests t = {0};
-    test_dot_fixtures(&t);
-    test_matmul_fixtures(&t);
-    test_transpose_fixtures(&t);
-    test_dot_model_within_bound(&t);
-    test_dot_depth(&t);
-    test_matmul_fp32_model(&t);
-    test_tensor_core_bound(&t);
-    test_matmul_transpose_identity(&t);
-    test_bad_inputs(&t);
-    return fa_tests_finish(&t);
+    return (const void *)(uintptr_t)0x100;
+}
+static const void *far_a(void)
+{
+    return (const void *)(((uintptr_t)1 << 63) | ((uintptr_t)1 << 56));
+}
+static float *far_c(void)
+{
+    return (float *)(((uintptr_t)1 << 63) | ((uintptr_t)1 << 58));
+}
+
+#if FA_HAVE_CUDA
+/** A refused size through a launcher: the reference's status, or the learner's "not implemented". */
+static void expect_launcher(fa_tests *t, const char *who, bool learner, fa_status status,
+                            fa_status expected, const char *needle)
+{
+    if (learner && status == FA_ERR_NOT_IMPLEMENTED)
+        return; /* the skeleton: FA_TODO comes before validation */
+    expect_rejected(t, who, status, expected, needle);
+}
+#endif
+
+/**
+ * Every limit of validate.c at its boundary: the largest size accepted
+ * (through the validator: a launcher would launch it) and the smallest
+ * refused (through the validator and every launcher).
+ */
+static void test_size_limits(fa_tests *t)
+{
+    _Static_assert(sizeof(uintptr_t) == 8, "the far addresses need a 64-bit address space");
+    char label[128];
+    /* M6: n elements must have a byte size that is a 64-bit offset. */
+    for (int d = 0; d < 3; ++d) {
+        const fa_dtype dtype = all_dtypes[d];
+        const int64_t most = fa_max_elements(fa_dtype_size(dtype));
+        float *x = host_buffer, *y = host_buffer + 16, *p = host_buffer + 32, *r = host_buffer + 48;
+        snprintf(label, sizeof label, "dot_product_validate %s n = %lld (the most)",
+                 fa_dtype_name(dtype), (long long)most);
+        expect_rejected(t, label, dot_product_validate(x, y, dtype, most, p, r), FA_OK, "");
+        snprintf(label, sizeof label, "dot_product_validate %s n = %lld (one more)",
+                 fa_dtype_name(dtype), (long long)(most + 1));
+        fa_clear_error();
+        expect_rejected(t, label, dot_product_validate(x, y, dtype, most + 1, p, r),
+                        FA_ERR_OVERFLOW, "n = ");
+#if FA_HAVE_CUDA
+        fa_clear_error();
+        expect_launcher(t, "ref_dot_product one past the most", false,
+                        ref_dot_product(x, y, dtype, most + 1, p, r, 0), FA_ERR_OVERFLOW, "n = ");
+        fa_clear_error();
+        expect_launcher(t, "learner_dot_product one past the most", true,
+                        learner_dot_product(x, y, dtype, most + 1, p, r, 0), FA_ERR_OVERFLOW,
+                        "n = ");
+#endif
+    }
+
+    /* M7 (fp32: 4-byte elements). The largest k with n = INT32_MAX whose B fits: */
+    const int64_t widest_k = fa_max_elements(sizeof(float)) / INT32_MAX;
+    const limit_case matmul[] = {
+        {"m at the grid limit", MATRIX_MAX_ROWS, 2, 2, FA_OK, ""},
+        {"m one past the grid limit", (int64_t)MATRIX_MAX_ROWS + 1, 2, 2, FA_ERR_UNSUPPORTED,
+         "m = "},
+        {"n = INT32_MAX", 1, INT32_MAX, 1, FA_OK, ""},
+        {"n = INT32_MAX + 1", 1, (int64_t)INT32_MAX + 1, 1, FA_ERR_UNSUPPORTED, "n = "},
+        {"k = INT32_MAX", 1, 1, INT32_MAX, FA_OK, ""},
+        {"k = INT32_MAX + 1", 1, 1, (int64_t)INT32_MAX + 1, FA_ERR_UNSUPPORTED, "k = "},
+        {"k * n bytes at the 64-bit limit", 1, INT32_MAX, widest_k, FA_OK, ""},
+        {"k * n bytes one row past it", 1, INT32_MAX, widest_k + 1, FA_ERR_OVERFLOW, "k * n"},
+    };
+    for (int c = 0; c < COUNT_OF(matmul); ++c) {
+        const limit_case *l = &matmul[c];
+        snprintf(label, sizeof label, "matmul_validate %s", l->what);
+        fa_clear_error();
+        expect_rejected(t, label,
+                        matmul_validate("matmul", far_a(), far_b(), far_c(), l->m, l->n, l->k,
+                                        FA_B_ROW_MAJOR, (int)sizeof(float)),
+                        l->expected, l->needle);
+#if FA_HAVE_CUDA
+        typedef fa_status (*fp32_launcher)(const float *, const float *, float *, int64_t,
+                                           int64_t, int64_t, fa_b_layout, cudaStream_t);
+        static const struct {
+            const char *name;
+            fp32_launcher launch;
+            bool learner;
+        } launchers[] = {
+            {"ref_matmul_naive", ref_matmul_naive, false},
+            {"ref_matmul_smem_tiled", ref_matmul_smem_tiled, false},
+            {"ref_matmul_register_blocked", ref_matmul_register_blocked, false},
+            {"learner_matmul_naive", learner_matmul_naive, true},
+            {"learner_matmul_smem_tiled", learner_matmul_smem_tiled, true},
+            {"learner_matmul_register_blocked", learner_matmul_register_blocked, true},
+        };
+        for (int i = 0; i < COUNT_OF(launchers) && l->expected != FA_OK; ++i) {
+            snprintf(label, sizeof label, "%s %s", launchers[i].name, l->what);
+            fa_clear_error();
+            expect_launcher(t, label, launchers[i].learner,
+                            launchers[i].launch(far_a(), far_b(), far_c(), l->m, l->n, l->k,
+                                                FA_B_ROW_MAJOR, 0),
+                            l->expected, l->needle);
+        }
+#endif
+    }
+    /* bf16 (version 4): 2-byte elements, so every B the n and k limits allow fits. */
+    fa_clear_error();
+    expect_rejected(t, "matmul_validate bf16 k = n = INT32_MAX",
+                    matmul_validate("matmul_mma_bf16", far_a(), far_b(), far_c(), 1, INT32_MAX,
+                                    INT32_MAX, FA_B_TRANSPOSED, (int)sizeof(uint16_t)),
+                    FA_OK, "");
+
+    /* M8: rows and cols; within both limits every byte size fits. */
+    const limit_case transpose[] = {
+        {"rows at the grid limit", MATRIX_MAX_ROWS, 1, 0, FA_OK, ""},
+        {"rows one past the grid limit", (int64_t)MATRIX_MAX_ROWS + 1, 1, 0, FA_ERR_UNSUPPORTED,
+         "rows = "},
+        {"cols = INT32_MAX", 1, INT32_MAX, 0, FA_OK, ""},
+        {"cols = INT32_MAX + 1", 1, (int64_t)INT32_MAX + 1, 0, FA_ERR_UNSUPPORTED, "cols = "},
+        {"both at their limits", MATRIX_MAX_ROWS, INT32_MAX, 0, FA_OK, ""},
+    };
+    for (int c = 0; c < COUNT_OF(transpose); ++c) {
+        const limit_case *l = &transpose[c];
+        const float *in = far_a();
+        snprintf(label, sizeof label, "transpose_validate %s", l->what);
+        fa_clear_error();
+        expect_rejected(t, label, transpose_validate("transpose", in, far_c(), l->m, l->n),
+                        l->expected, l->needle);
+#if FA_HAVE_CUDA
+        if (l->expected == FA_OK)
+            continue;
+        fa_clear_error();
+        expect_launcher(t, "ref_transpose_naive", false,
+                        ref_transpose_naive(in, far_c(), l->m, l->n, 0), l->expected, l->needle);
+        fa_clear_error();
+        expect_launcher(t, "ref_transpose_smem_tiled", false,
+                        ref_transpose_smem_tiled(in, far_c(), l->m, l->n, 0), l->expected,
+                        l->needle);
+        fa_clear_error();
+        expect_launcher(t, "learner_transpose_naive", true,
+                        learner_transpose_naive(in, far_c(), l->m, l->n, 0), l->expected,
+                        l->needle);
+        fa_clear_error();
+        expect_launcher(t, "learner_transpose_smem_tiled", true,
+                        learner_transpose_smem_tiled(in, far_c(), l->m, l->n, 0), l->expected,
+                        l->needle);
+#endif
+    }
+}
+
+/* ==== cpu: the driver's flags =============================================================== */
+
+/** Builds argv from @p words (NULL-terminated, at most 7) and parses it for stage 02. */
+static int parse_words(const char *const *words, fa_stage_request *request)
+{
+    char *argv[8] = {NULL};
+    int argc = 0;
+    while (argc < 7 && words[argc] != NULL) {
+        argv[argc] = (char *)words[argc];
+        argc++;
+    }
+    return fa_stage_parse(argc, argv, 2, request);
+}
+
+/**
+ * Every bad command line of stage 02's own flags (milestones, versions,
+ * problem flags, --case) gets the usage exit code, 2, before any GPU work;
+ * the good ones describe their problem. The parser is plain C: this holds in
+ * builds without CUDA too.
+ */
+static void test_driver_flags(fa_tests *t)
+{
+    static const char *const bad[][8] = {
+        {"stage02", "--milestone", "5", NULL},                  /* a milestone of stage 01 */
+        {"stage02", "--milestone", "9", NULL},                  /* ... and of stage 03 */
+        {"stage02", "--milestone", "6", "--version", "1", NULL}, /* M6 has one version */
+        {"stage02", "--milestone", "7", "--version", "5", NULL}, /* M7 has versions 1..4 */
+        {"stage02", "--milestone", "8", "--version", "3", NULL}, /* M8 has versions 1..2 */
+        {"stage02", "--milestone", "7", "--version", "-1", NULL},
+        {"stage02", "--version", "2", NULL},                    /* --version needs --milestone */
+        {"stage02", "--nq", "64", NULL},                        /* no stage-02 milestone reads it */
+        {"stage02", "--m", "-1", NULL},                         /* sizes are >= 0 */
+        {"stage02", "--rows", "3x", NULL},
+        {"stage02", "--dtype", "int8", NULL},                   /* fp32, bf16 or fp16 */
+        {"stage02", "--milestone", "8", "--m", "5", NULL},      /* M8 reads --rows --cols */
+        {"stage02", "--milestone", "6", "--rows", "3", NULL},   /* M6 reads --n --dtype */
+        {"stage02", "--milestone", "7", "--dtype", "bf16", NULL}, /* M7 reads --m --n --k */
+        {"stage02", "--m", "5", "--rows", "3", NULL},           /* no milestone reads both */
+        {"stage02", "--k", "5", "--case", "v1 naive NN random 0 1x1x1", NULL}, /* a case or a problem */
+        {"stage02", "--bench", "--m", "5", NULL},
+    };
+    for (int c = 0; c < COUNT_OF(bad); ++c) {
+        fa_stage_request request;
+        const int code = parse_words(bad[c], &request) == FA_CLI_ERROR ? FA_EXIT_USAGE : 0;
+        char line[160] = "";
+        for (int w = 1; bad[c][w] != NULL; ++w)
+            snprintf(line + strlen(line), sizeof line - strlen(line), " %s", bad[c][w]);
+        FA_EXPECT(t, code == FA_EXIT_USAGE, "stage02%s: exit %d, expected %d", line, code,
+                  FA_EXIT_USAGE);
+    }
+
+    fa_stage_request request;
+    static const char *const version[] = {"stage02", "--milestone", "7", "--version", "4", NULL};
+    FA_EXPECT(t, parse_words(version, &request) == FA_CLI_OK && request.milestone == 7 &&
+                     request.run.version == 4,
+              "--milestone 7 --version 4 must select M7's tensor-core version");
+    static const char *const matmul[] = {"stage02", "--m", "3", "--n", "5", "--k", "7", NULL};
+    FA_EXPECT(t, parse_words(matmul, &request) == FA_CLI_OK &&
+                     request.run.problem.given == (FA_PROBLEM_M | FA_PROBLEM_N | FA_PROBLEM_K) &&
+                     request.run.problem.m == 3 && request.run.problem.n == 5 &&
+                     request.run.problem.k == 7,
+              "--m 3 --n 5 --k 7 must describe a 3 x 5 x 7 product");
+    static const char *const dot[] = {"stage02", "--n", "77", "--dtype", "bf16", NULL};
+    FA_EXPECT(t, parse_words(dot, &request) == FA_CLI_OK &&
+                     request.run.problem.given == (FA_PROBLEM_N | FA_PROBLEM_DTYPE) &&
+                     request.run.problem.n == 77 && request.run.problem.dtype == FA_BF16,
+              "--n 77 --dtype bf16 must describe a bf16 dot product of 77 elements");
+    static const char *const rows[] = {"stage02", "--rows", "3", "--cols", "5", NULL};
+    FA_EXPECT(t, parse_words(rows, &request) == FA_CLI_OK &&
+                     request.run.problem.given == (FA_PROBLEM_ROWS | FA_PROBLEM_COLS) &&
+                     request.run.problem.rows == 3 && request.run.problem.cols == 5,
+              "--rows 3 --cols 5 must describe a 3 x 5 transpose");
+    static const char *const rerun[] = {"stage02", "--milestone", "8", "--version", "2",
+                                        "--case", "v2 smem_tiled random 3 31x32", NULL};
+    FA_EXPECT(t, parse_words(rerun, &request) == FA_CLI_OK && request.run.version == 2 &&
+                     request.run.case_name != NULL &&
+                     strcmp(request.run.case_name, "v2 smem_tiled random 3 31x32") == 0,
+              "a rerun line (--milestone 8 --version 2 --case ...) must parse");
+}
+
+/* ==== cpu: the walk over the versions of a milestone ======================================= */
+
+/** A milestone of four versions for versions_check(): which are written, which fails, what ran. */
+typedef struct fake_milestone {
+    bool written[4];
+    int failing;  /**< the version whose run fails; 0: none */
+    int runs[4];  /**< how often each version ran */
+} fake_milestone;
+
+static fa_status fake_written(int version, void *context)
+{
+    const fake_milestone *f = context;
+    if (f->written[version - 1])
+        return FA_OK;
+    return fa_fail(FA_ERR_NOT_IMPLEMENTED,
+                   "M99 fake, version %d is not implemented yet: delete its "
+                   "FA_TODO_VERSION(99, %d) line",
+                   version, version);
+}
+
+/** Three cases per version; the failing version fails its first case with a coordinate. */
+static bool fake_run(int version, void *context, fa_result *result)
+{
+    fake_milestone *f = context;
+    f->runs[version - 1]++;
+    result->cases += 3;
+    if (version != f->failing)
+        return true;
+    char name[32];
+    snprintf(name, sizeof name, "v%d case 0", version);
+    fa_result_fail(result, name, "at (row 1, col 2): got 3, want 4");
+    return false;
+}
+
+static const char *const fake_names[4] = {"one", "two", "three", "four"};
+static const milestone_versions fake_walk = {4, fake_names, fake_written, fake_run};
+
+/** Runs versions_check() on @p f with --version @p version (0: all); returns the result. */
+static fa_result fake_check(fake_milestone *f, int version)
+{
+    const fa_run_options options = {.seed = TEST_SEED, .version = version};
+    fa_result result = {0};
+    fa_clear_error();
+    versions_check(&fake_walk, f, &options, "fake cases", &result);
+    return result;
+}
+
+/**
+ * The rules of versions.h: a learner with versions 1 and 2 written passes
+ * and is told which remain; nothing written is "not implemented" with
+ * version 1's message; --version of an unwritten version is "not
+ * implemented"; a failure names the versions that passed before it.
+ */
+static void test_versions_walk(fa_tests *t)
+{
+    fake_milestone two = {{true, true, false, false}, 0, {0}};
+    fa_result r = fake_check(&two, 0);
+    FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == 6,
+              "versions 1 and 2 written: passed with their 6 cases (%s: %s)",
+              fa_outcome_name(r.outcome), r.detail);
+    FA_EXPECT(t, strstr(r.detail, "v1 one, v2 two passed") != NULL &&
+                     strstr(r.detail, "not written yet: v3 three, v4 four") != NULL,
+              "the detail names what passed and what is still to write: %s", r.detail);
+    FA_EXPECT(t, two.runs[0] == 1 && two.runs[1] == 1 && two.runs[2] == 0 && two.runs[3] == 0,
+              "only the written versions run (runs %d %d %d %d)", two.runs[0], two.runs[1],
+              two.runs[2], two.runs[3]);
+    FA_EXPECT(t, versions_probe(&fake_walk, &two) == FA_OK, "the probe: implemented");
+    const fa_run_options all = {.seed = TEST_SEED};
+    FA_EXPECT(t, versions_timed(&fake_walk, &two, &all) == 2,
+              "the timing measures the most advanced version written");
+
+    r = fake_check(&two, 3);
+    FA_EXPECT(t, r.outcome == FA_OUTCOME_NOT_IMPLEMENTED &&
+                     strstr(r.detail, "FA_TODO_VERSION(99, 3)") != NULL && two.runs[2] == 0,
+              "--version 3 not written: not implemented, with its marker (%s)", r.detail);
+    r = fake_check(&two, 2);
+    FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == 3 && two.runs[0] == 1 &&
+                     two.runs[1] == 2,
+              "--version 2 runs version 2 alone (%s)", r.detail);
+    const fa_run_options fourth = {.seed = TEST_SEED, .version = 4};
+    const fa_run_options second = {.seed = TEST_SEED, .version = 2};
+    FA_EXPECT(t, versions_timed(&fake_walk, &two, &fourth) == 0 &&
+                     versions_timed(&fake_walk, &two, &second) == 2,
+              "--version: the timing measures that version, when written");
+
+    fake_milestone none = {{false, false, false, false}, 0, {0}};
+    r = fake_check(&none, 0);
+    FA_EXPECT(t, r.outcome == FA_OUTCOME_NOT_IMPLEMENTED &&
+                     strstr(r.detail, "FA_TODO_VERSION(99, 1)") != NULL,
+              "nothing written: not implemented, naming version 1 (%s)", r.detail);
+    fa_clear_error();
+    FA_EXPECT(t, versions_probe(&fake_walk, &none) == FA_ERR_NOT_IMPLEMENTED &&
+                     strstr(fa_last_error(), "version 1 ") != NULL,
+              "the probe of nothing written names version 1: %s", fa_last_error());
+    FA_EXPECT(t, versions_timed(&fake_walk, &none, &all) == 0, "nothing written: nothing to time");
+
+    fake_milestone failing = {{true, true, true, false}, 2, {0}};
+    r = fake_check(&failing, 0);
+    static const char failed_after_v1[] = "v1 one passed; case 'v2 case 0' at (row 1, col 2)";
+    FA_EXPECT(t, r.outcome == FA_OUTCOME_FAILED &&
+                     strncmp(r.detail, failed_after_v1, strlen(failed_after_v1)) == 0 &&
+                     strcmp(r.failed_case, "v2 case 0") == 0 && failing.runs[2] == 0,
+              "a failure stops the walk and names what passed before it: %s", r.detail);
+
+    fake_milestone skipped = {{false, true, false, false}, 0, {0}};
+    r = fake_check(&skipped, 0);
+    FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED &&
+                     strstr(r.detail, "not written yet: v1 one, v3 three, v4 four") != NULL,
+              "version 2 without version 1 still runs and passes (%s)", r.detail);
 }
 
 /* ==== gpu ================================================================================== */
 
 #if FA_HAVE_CUDA
-/** Extra poisoned floats after every output of the GPU tests. */
-enum { CANARY_FLOATS = 64 };
-
-/** Device copy of @p count floats (or of @p count bf16 when @p bf16), padded with poison. */
-static void *upload(fa_tests *t, const float *host, int64_t count, bool bf16)
+/** A device copy of @p count floats (as bf16 when @p bf16) followed by NaN canaries. */
+static void *canary_copy(fa_tests *t, const float *host, int64_t count, bool bf16)
 {
-    const size_t element = bf16 ? sizeof(uint16_t) : sizeof(float);
-    const size_t bytes = (size_t)count * element + CANARY_FLOATS * sizeof(float);
-    void *device = NULL;
     void *staged = bf16 ? as_dtype(host, count, FA_BF16) : NULL;
-    fa_status s = fa_device_alloc(&device, bytes);
-    if (s == FA_OK)
-        s = fa_device_poison(device, bytes);
-    if (s == FA_OK && count > 0)
-        s = fa_upload(device, bf16 ? staged : (const void *)host, (size_t)count * element);
+    const size_t element = bf16 ? sizeof(uint16_t) : sizeof(float);
+    void *device = NULL;
+    const fa_status s = fa_canary_input(&device, bf16 ? staged : (const void *)host,
+                                        (size_t)count * element);
     FA_EXPECT(t, s == FA_OK, "upload of %lld elements: %s", (long long)count, fa_last_error());
     free(staged);
     return device;
 }
 
-/** A poisoned device output of @p count floats followed by CANARY_FLOATS poisoned floats. */
-static float *poisoned_output(fa_tests *t, int64_t count)
+/** A poisoned device output of @p count floats followed by poisoned canaries. */
+static float *canary_output(fa_tests *t, int64_t count)
 {
     void *device = NULL;
-    const size_t bytes = (size_t)(count + CANARY_FLOATS) * sizeof(float);
-    fa_status s = fa_device_alloc(&device, bytes);
-    if (s == FA_OK)
-        s = fa_device_poison(device, bytes);
+    const fa_status s = fa_canary_output(&device, (size_t)count * sizeof(float));
     FA_EXPECT(t, s == FA_OK, "output of %lld floats: %s", (long long)count, fa_last_error());
     return device;
 }
 
-/** Downloads @p count floats plus the canaries; expects the canaries intact. Caller frees. */
+/** Downloads @p count floats; expects the canaries after them intact. Caller frees. */
 static float *download_checked(fa_tests *t, const char *label, const float *device, int64_t count)
 {
-    float *host = must_alloc((size_t)(count + CANARY_FLOATS) * sizeof *host);
-    const fa_status s = fa_download(host, device, (size_t)(count + CANARY_FLOATS) * sizeof *host);
+    float *host = must_alloc((size_t)count * sizeof *host);
+    int64_t overwritten = 0;
+    const fa_status s = fa_canary_download(host, device, (size_t)count * sizeof *host,
+                                           &overwritten);
     FA_EXPECT(t, s == FA_OK, "%s: download: %s", label, fa_last_error());
-    bool intact = true;
-    for (int i = 0; i < CANARY_FLOATS; ++i)
-        intact = intact && fa_is_poison(host[count + i]);
-    FA_EXPECT(t, intact, "%s: the canary after the output was overwritten", label);
+    FA_EXPECT(t, overwritten == 0, "%s: the canary after the output was overwritten (%lld bytes)",
+              label, (long long)overwritten);
     return host;
 }
 
 static void gpu_milestone_checks(fa_tests *t)
 {
-    const fa_run_options options = {TEST_SEED, false};
-    for (int i = 0; i < stage02_check_count; ++i) {
-        fa_result result = {FA_OUTCOME_ERROR, ""};
-        stage02_checks[i].check(FA_IMPL_REFERENCE, &options, &result);
-        FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED, "reference M%d: %s",
-                  stage02_checks[i].number, result.detail);
+    const fa_run_options options = {.seed = TEST_SEED, .quick = false};
+    for (int i = 0; i < stage02.count; ++i) {
+        const fa_milestone_check *m = &stage02.checks[i];
+        FA_EXPECT(t, m->probe(FA_IMPL_REFERENCE) == FA_OK, "M%d reference probe: %s", m->number,
+                  fa_last_error());
+        fa_result result = {0};
+        m->check(FA_IMPL_REFERENCE, &options, &result);
+        FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED, "reference M%d: %s", m->number,
+                  result.detail);
     }
+}
+
+/** Runs milestone @p number's check of the reference with @p options; returns the result. */
+static fa_result reference_check(int number, const fa_run_options *options)
+{
+    fa_result result = {0};
+    for (int i = 0; i < stage02.count; ++i)
+        if (stage02.checks[i].number == number)
+            stage02.checks[i].check(FA_IMPL_REFERENCE, options, &result);
+    return result;
+}
+
+/**
+ * --case reruns exactly the named case, and the problem flags make one case
+ * of their own per version (a problem the launcher refuses reports its
+ * error): what a learner reproducing a failure relies on.
+ */
+static void gpu_case_selection(fa_tests *t)
+{
+    fa_run_options options = {.seed = TEST_SEED, .version = 1,
+                              .case_name = "v1 naive NN random 4 31x33x7"};
+    fa_result r = reference_check(7, &options);
+    FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == 1,
+              "--version 1 --case must run exactly its case: %s, %d cases", r.detail, r.cases);
+    options = (fa_run_options){.seed = TEST_SEED,
+                               .case_name = "v3 register_blocked NT fixture 'A * identity'"};
+    r = reference_check(7, &options);
+    FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == 1,
+              "--case of version 3 must run exactly its case: %s, %d cases", r.detail, r.cases);
+    options.case_name = "no such case";
+    r = reference_check(8, &options);
+    FA_EXPECT(t, r.cases == 0, "an unknown --case must run nothing (%d cases)", r.cases);
+    options.case_name = "bf16 random 8 n=255";
+    r = reference_check(6, &options);
+    FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == 1,
+              "--case of M6 must run exactly its case: %s, %d cases", r.detail, r.cases);
+
+    options = (fa_run_options){.seed = TEST_SEED};
+    options.problem.given = FA_PROBLEM_M | FA_PROBLEM_N | FA_PROBLEM_K;
+    options.problem.m = 5;
+    options.problem.n = 7;
+    options.problem.k = 3;
+    r = reference_check(7, &options);
+    FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == MATMUL_VERSIONS,
+              "--m 5 --n 7 --k 3 must run one case per version: %s, %d cases", r.detail, r.cases);
+    options.version = 2;
+    r = reference_check(7, &options);
+    FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == 1,
+              "--version 2 --m 5 --n 7 --k 3 must run its one case: %s, %d cases", r.detail,
+              r.cases);
+    options.problem.given = FA_PROBLEM_M;
+    options.problem.m = (int64_t)MATRIX_MAX_ROWS + 1;
+    r = reference_check(7, &options);
+    FA_EXPECT(t, r.outcome == FA_OUTCOME_ERROR && strstr(r.detail, "m = ") != NULL,
+              "a problem the launcher refuses reports its error: %s", r.detail);
+
+    options = (fa_run_options){.seed = TEST_SEED};
+    options.problem.given = FA_PROBLEM_N | FA_PROBLEM_DTYPE;
+    options.problem.n = 77;
+    options.problem.dtype = FA_BF16;
+    r = reference_check(6, &options);
+    FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == 1,
+              "--n 77 --dtype bf16 must run its one case: %s, %d cases", r.detail, r.cases);
+
+    options = (fa_run_options){.seed = TEST_SEED};
+    options.problem.given = FA_PROBLEM_ROWS | FA_PROBLEM_COLS;
+    options.problem.rows = 3;
+    options.problem.cols = 5;
+    r = reference_check(8, &options);
+    FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == 2,
+              "--rows 3 --cols 5 must run one case per version: %s, %d cases", r.detail, r.cases);
+    options.problem.given = FA_PROBLEM_COLS;
+    options.problem.cols = (int64_t)INT32_MAX + 1;
+    r = reference_check(8, &options);
+    FA_EXPECT(t, r.outcome == FA_OUTCOME_ERROR && strstr(r.detail, "cols = ") != NULL,
+              "a transpose the launcher refuses reports its error: %s", r.detail);
 }
 
 typedef fa_status (*matmul_fp32_launch)(const float *, const float *, float *, int64_t, int64_t,
@@ -659,12 +1077,12 @@ static void gpu_matmul_equals_model(fa_tests *t)
     fa_fill(a, m * k, FA_FILL_GAUSSIAN, 1.0, &rng);
     fa_fill(b, k * n, FA_FILL_GAUSSIAN, 1.0, &rng);
     float *model = must_alloc((size_t)(m * n) * sizeof *model);
-    void *a_dev = upload(t, a, m * k, false), *b_dev = upload(t, b, k * n, false);
+    void *a_dev = canary_copy(t, a, m * k, false), *b_dev = canary_copy(t, b, k * n, false);
     for (int l = 0; l < 2; ++l) {
         const fa_b_layout layout = l == 0 ? FA_B_ROW_MAJOR : FA_B_TRANSPOSED;
         model_matmul_fp32(a, b, layout, m, n, k, model);
         for (size_t v = 0; v < sizeof versions / sizeof versions[0]; ++v) {
-            float *c = poisoned_output(t, m * n);
+            float *c = canary_output(t, m * n);
             const fa_status s = versions[v].launch(a_dev, b_dev, c, m, n, k, layout, 0);
             FA_EXPECT(t, s == FA_OK, "%s: %s", versions[v].name, fa_last_error());
             float *got = download_checked(t, versions[v].name, c, m * n);
@@ -688,7 +1106,7 @@ static void gpu_dot_equals_model(fa_tests *t)
     static const int64_t lengths[] = {1, 1000, 262147, 3000017};
     fa_rng rng;
     fa_rng_seed(&rng, TEST_SEED, 11);
-    void *partials = poisoned_output(t, DOT_PRODUCT_MAX_PARTIALS);
+    void *partials = canary_output(t, DOT_PRODUCT_MAX_PARTIALS);
     for (int d = 0; d < 3; ++d)
         for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; ++i) {
             const int64_t n = lengths[i];
@@ -699,10 +1117,10 @@ static void gpu_dot_equals_model(fa_tests *t)
             void *x = as_dtype(xf, n, dtype), *y = as_dtype(yf, n, dtype);
             void *x_dev = NULL, *y_dev = NULL;
             const size_t bytes = (size_t)n * (size_t)fa_dtype_size(dtype);
-            FA_EXPECT(t, fa_device_copy_of(&x_dev, x, bytes) == FA_OK &&
-                             fa_device_copy_of(&y_dev, y, bytes) == FA_OK,
+            FA_EXPECT(t, fa_canary_input(&x_dev, x, bytes) == FA_OK &&
+                             fa_canary_input(&y_dev, y, bytes) == FA_OK,
                       "upload: %s", fa_last_error());
-            float *result = poisoned_output(t, 1);
+            float *result = canary_output(t, 1);
             FA_EXPECT(t, ref_dot_product(x_dev, y_dev, dtype, n, partials, result, 0) == FA_OK,
                       "dot: %s", fa_last_error());
             float *got = download_checked(t, "dot_product", result, 1);
@@ -742,8 +1160,8 @@ static void gpu_nan_propagation(fa_tests *t)
     for (int v = 0; v < 4; ++v) {
         const bool tensor_core = v == 3;
         const char *name = tensor_core ? "matmul_mma_bf16" : fp32[v].name;
-        void *a_dev = upload(t, a, m * k, tensor_core), *b_dev = upload(t, b, k * n, tensor_core);
-        float *c = poisoned_output(t, m * n);
+        void *a_dev = canary_copy(t, a, m * k, tensor_core), *b_dev = canary_copy(t, b, k * n, tensor_core);
+        float *c = canary_output(t, m * n);
         const fa_status s = tensor_core
                                 ? ref_matmul_mma_bf16(a_dev, b_dev, c, m, n, k, FA_B_ROW_MAJOR, 0)
                                 : fp32[v].launch(a_dev, b_dev, c, m, n, k, FA_B_ROW_MAJOR, 0);
@@ -761,8 +1179,8 @@ static void gpu_nan_propagation(fa_tests *t)
     }
 
     float x[5] = {1, 2, NAN, 4, 5}, y[5] = {1, 1, 1, 1, 1};
-    void *x_dev = upload(t, x, 5, false), *y_dev = upload(t, y, 5, false);
-    float *partials = poisoned_output(t, DOT_PRODUCT_MAX_PARTIALS), *result = poisoned_output(t, 1);
+    void *x_dev = canary_copy(t, x, 5, false), *y_dev = canary_copy(t, y, 5, false);
+    float *partials = canary_output(t, DOT_PRODUCT_MAX_PARTIALS), *result = canary_output(t, 1);
     FA_EXPECT(t, ref_dot_product(x_dev, y_dev, FA_F32, 5, partials, result, 0) == FA_OK, "dot: %s",
               fa_last_error());
     float *got = download_checked(t, "dot_product", result, 1);
@@ -787,9 +1205,9 @@ static void gpu_transpose_moves_nan(fa_tests *t)
     for (int64_t i = 0; i < rows * cols; ++i)
         in[i] = (float)i;
     in[nan_r * cols + nan_c] = NAN;
-    void *in_dev = upload(t, in, rows * cols, false);
+    void *in_dev = canary_copy(t, in, rows * cols, false);
     for (int v = 0; v < 2; ++v) {
-        float *out = poisoned_output(t, rows * cols);
+        float *out = canary_output(t, rows * cols);
         const fa_status s = v == 0 ? ref_transpose_naive(in_dev, out, rows, cols, 0)
                                    : ref_transpose_smem_tiled(in_dev, out, rows, cols, 0);
         FA_EXPECT(t, s == FA_OK, "transpose: %s", fa_last_error());
@@ -820,8 +1238,8 @@ static void gpu_unwritten_detected(fa_tests *t)
         a[i] = (float)(i % 5 - 2);
     for (int i = 0; i < 21; ++i)
         b[i] = (float)(i % 3 - 1);
-    void *a_dev = upload(t, a, m * k, false), *b_dev = upload(t, b, k * n, false);
-    float *c = poisoned_output(t, m * n);
+    void *a_dev = canary_copy(t, a, m * k, false), *b_dev = canary_copy(t, b, k * n, false);
+    float *c = canary_output(t, m * n);
     FA_EXPECT(t, ref_matmul_register_blocked(a_dev, b_dev, c, m, n, k, FA_B_ROW_MAJOR, 0) == FA_OK,
               "matmul: %s", fa_last_error());
     float *got = download_checked(t, "matmul_register_blocked", c, m * n);
@@ -841,26 +1259,25 @@ static void gpu_unwritten_detected(fa_tests *t)
     fa_device_free(c);
 }
 
-static int run_gpu(void)
-{
-    if (fa_gpu_skip("test_stage02 gpu"))
-        return FA_EXIT_SKIP;
-    fa_tests t = {0};
-    gpu_milestone_checks(&t);
-    gpu_matmul_equals_model(&t);
-    gpu_dot_equals_model(&t);
-    gpu_nan_propagation(&t);
-    gpu_transpose_moves_nan(&t);
-    gpu_unwritten_detected(&t);
-    return fa_tests_finish(&t);
-}
 #endif /* FA_HAVE_CUDA */
 
 int main(int argc, char **argv)
 {
+    static const fa_test_fn cpu[] = {
+        test_dot_fixtures,       test_matmul_fixtures,          test_transpose_fixtures,
+        test_dot_model_within_bound, test_dot_depth,            test_matmul_fp32_model,
+        test_tensor_core_bound,  test_matmul_transpose_identity, test_bad_inputs,
+        test_size_limits,        test_driver_flags,             test_versions_walk,
+    };
 #if FA_HAVE_CUDA
-    return fa_test_main(argc, argv, run_cpu, run_gpu);
+    static const fa_test_fn gpu[] = {
+        gpu_milestone_checks, gpu_case_selection,     gpu_matmul_equals_model, gpu_dot_equals_model,
+        gpu_nan_propagation,  gpu_transpose_moves_nan, gpu_unwritten_detected,
+    };
+    const fa_test_suite suite = {"test_stage02", cpu, COUNT_OF(cpu), gpu, COUNT_OF(gpu),
+                                 fa_gpu_gate};
 #else
-    return fa_test_main(argc, argv, run_cpu, NULL);
+    const fa_test_suite suite = {"test_stage02", cpu, COUNT_OF(cpu), NULL, 0, NULL};
 #endif
+    return fa_test_main(argc, argv, &suite);
 }

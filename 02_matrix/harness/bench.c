@@ -12,6 +12,8 @@
  * (true fp32 FFMA; TF32 tensor cores are not enabled), the bf16 baseline
  * cublasGemmEx with bf16 inputs, fp32 output and CUBLAS_COMPUTE_32F.
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -24,6 +26,7 @@
 #include "fa_rng.h"
 #include "fa_timing.h"
 #include "matrix.h"
+#include "runners.h"
 
 /** Square matmul sizes of the table. */
 static const int64_t bench_sizes[] = {1024, 2048, 4096};
@@ -41,32 +44,39 @@ static fa_status cublas_try(cublasStatus_t status, const char *what)
     return fa_fail(FA_ERR_CUDA, "%s failed with cuBLAS status %d", what, (int)status);
 }
 
-/** What one timed matmul runs. */
-typedef enum matmul_contender {
-    CUBLAS_SGEMM,
-    CUBLAS_BF16,
-    OURS_NAIVE,
-    OURS_SMEM_TILED,
-    OURS_REGISTER_BLOCKED,
-    OURS_MMA_BF16,
-    CONTENDERS
-} matmul_contender;
+/**
+ * What one timed matmul runs, the table's rows in order: cuBLAS SGEMM,
+ * cuBLAS GemmEx bf16, then versions 1..MATMUL_VERSIONS of the reference.
+ */
+enum { CUBLAS_SGEMM, CUBLAS_BF16, CUBLAS_ROWS, CONTENDERS = CUBLAS_ROWS + MATMUL_VERSIONS };
 
-static const char *const contender_names[CONTENDERS] = {
-    "cuBLAS SGEMM", "cuBLAS GemmEx bf16", "matmul_naive", "matmul_smem_tiled",
-    "matmul_register_blocked", "matmul_mma_bf16"};
-
-static bool contender_is_bf16(matmul_contender c)
+/** The matmul version of row @p who (a row after the cuBLAS ones). */
+static int contender_version(int who)
 {
-    return c == CUBLAS_BF16 || c == OURS_MMA_BF16;
+    return who - CUBLAS_ROWS + 1;
+}
+
+static const char *contender_name(int who)
+{
+    if (who == CUBLAS_SGEMM)
+        return "cuBLAS SGEMM";
+    if (who == CUBLAS_BF16)
+        return "cuBLAS GemmEx bf16";
+    return matmul_launcher_name(contender_version(who));
+}
+
+static bool contender_is_bf16(int who)
+{
+    return who == CUBLAS_BF16 ||
+           (who >= CUBLAS_ROWS && matmul_version_is_bf16(contender_version(who)));
 }
 
 /** Context of one timed matmul. */
 typedef struct matmul_run {
-    matmul_contender who;
+    int who;                   /**< the row: CUBLAS_SGEMM, CUBLAS_BF16, or a version of ours */
     cublasHandle_t handle;
-    const float *a, *b;          /**< fp32 inputs */
-    const uint16_t *a16, *b16;   /**< bf16 inputs */
+    const float *a, *b;        /**< fp32 inputs */
+    const uint16_t *a16, *b16; /**< bf16 inputs */
     float *c;
     int64_t size;
     fa_b_layout layout;
@@ -81,30 +91,23 @@ static fa_status matmul_run_work(void *context, int rep, cudaStream_t stream)
     /* Column-major C^T [n x m] = B^T [n x k] * A^T [k x m]; lda = k, ldc = n. */
     const cublasOperation_t b_op = r->layout == FA_B_ROW_MAJOR ? CUBLAS_OP_N : CUBLAS_OP_T;
     const int ldb = r->layout == FA_B_ROW_MAJOR ? n : k;
-    switch (r->who) {
-    case CUBLAS_SGEMM:
+    if (r->who == CUBLAS_SGEMM) {
         FA_TRY(cublas_try(cublasSetStream(r->handle, stream), "cublasSetStream"));
         return cublas_try(cublasSgemm(r->handle, b_op, CUBLAS_OP_N, n, m, k, &one, r->b, ldb, r->a,
                                       k, &zero, r->c, n),
                           "cublasSgemm");
-    case CUBLAS_BF16:
+    }
+    if (r->who == CUBLAS_BF16) {
         FA_TRY(cublas_try(cublasSetStream(r->handle, stream), "cublasSetStream"));
         return cublas_try(cublasGemmEx(r->handle, b_op, CUBLAS_OP_N, n, m, k, &one, r->b16,
                                        CUDA_R_16BF, ldb, r->a16, CUDA_R_16BF, k, &zero, r->c,
                                        CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                           "cublasGemmEx");
-    case OURS_NAIVE:
-        return ref_matmul_naive(r->a, r->b, r->c, s, s, s, r->layout, stream);
-    case OURS_SMEM_TILED:
-        return ref_matmul_smem_tiled(r->a, r->b, r->c, s, s, s, r->layout, stream);
-    case OURS_REGISTER_BLOCKED:
-        return ref_matmul_register_blocked(r->a, r->b, r->c, s, s, s, r->layout, stream);
-    case OURS_MMA_BF16:
-        return ref_matmul_mma_bf16(r->a16, r->b16, r->c, s, s, s, r->layout, stream);
-    case CONTENDERS:
-        break;
     }
-    return fa_fail(FA_ERR_INVALID_ARGUMENT, "unknown matmul contender %d", (int)r->who);
+    const bool bf16 = contender_is_bf16(r->who);
+    return matmul_launch(contender_version(r->who), FA_IMPL_REFERENCE,
+                         bf16 ? (const void *)r->a16 : r->a,
+                         bf16 ? (const void *)r->b16 : r->b, r->c, s, s, s, r->layout, stream);
 }
 
 /** Times @p work: one run to size the repeat count, then the measurement (L2 flushed). */
@@ -162,18 +165,18 @@ static fa_status bench_matmul(cublasHandle_t handle, const fa_run_options *optio
             const fa_b_layout layout = l == 0 ? FA_B_ROW_MAJOR : FA_B_TRANSPOSED;
             double baseline[2] = {0.0, 0.0}; /* [bf16?] TFLOP/s of cuBLAS */
             for (int who = 0; who < CONTENDERS && status == FA_OK; ++who) {
-                matmul_run run = {(matmul_contender)who, handle, a, b, a16, b16, c, s, layout};
+                matmul_run run = {who, handle, a, b, a16, b16, c, s, layout};
                 fa_stats stats;
                 status = time_budgeted(matmul_run_work, &run, &stats);
                 if (status != FA_OK)
                     break;
-                const bool bf16 = contender_is_bf16((matmul_contender)who);
+                const bool bf16 = contender_is_bf16(who);
                 const double tflops = flops / (stats.median * 1e-3) / 1e12;
-                if (who == CUBLAS_SGEMM || who == CUBLAS_BF16)
+                if (who < CUBLAS_ROWS)
                     baseline[bf16] = tflops;
                 printf("| %lld^3 | %s | %s | %s | %.3f | %.1f%% | %.1f | %.1f%% |\n",
                        (long long)s, layout == FA_B_ROW_MAJOR ? "NN" : "NT",
-                       contender_names[who], bf16 ? "bf16" : "fp32", stats.median,
+                       contender_name(who), bf16 ? "bf16" : "fp32", stats.median,
                        100.0 * stats.spread, tflops, 100.0 * tflops / baseline[bf16]);
                 fflush(stdout);
             }
@@ -187,59 +190,17 @@ static fa_status bench_matmul(cublasHandle_t handle, const fa_run_options *optio
     return status;
 }
 
-/** Context of one timed dot product. */
-typedef struct dot_run {
-    const void *x, *y;
-    fa_dtype dtype;
-    int64_t n;
-    float *partials, *result;
-} dot_run;
-
-static fa_status dot_run_work(void *context, int rep, cudaStream_t stream)
-{
-    (void)rep;
-    const dot_run *r = context;
-    return ref_dot_product(r->x, r->y, r->dtype, r->n, r->partials, r->result, stream);
-}
-
-/** Context of one timed transpose. */
-typedef struct transpose_run {
-    bool tiled;
-    const float *in;
-    float *out;
-    int64_t rows, cols;
-} transpose_run;
-
-static fa_status transpose_run_work(void *context, int rep, cudaStream_t stream)
-{
-    (void)rep;
-    const transpose_run *r = context;
-    return r->tiled ? ref_transpose_smem_tiled(r->in, r->out, r->rows, r->cols, stream)
-                    : ref_transpose_naive(r->in, r->out, r->rows, r->cols, stream);
-}
-
-/** Fills @p bytes at @p p with 0x3C: about 0.0115 in fp32 and bf16, 1.06 in fp16; never zero. */
-static fa_status fill_bytes(void *p, size_t bytes)
-{
-    FA_CUDA_TRY(cudaMemset(p, 0x3C, bytes));
-    return FA_OK;
-}
-
 /** Dot products and transposes of 256 MiB per operand, against the copy bandwidth. */
 static fa_status bench_memory_bound(double copy_gbs)
 {
     void *x = NULL, *y = NULL, *partials = NULL, *result = NULL;
-    fa_status status = fa_device_alloc(&x, BENCH_COPY_BYTES);
+    fa_status status = timing_array(&x, BENCH_COPY_BYTES);
     if (status == FA_OK)
-        status = fa_device_alloc(&y, BENCH_COPY_BYTES);
+        status = timing_array(&y, BENCH_COPY_BYTES);
     if (status == FA_OK)
         status = fa_device_alloc(&partials, DOT_PRODUCT_MAX_PARTIALS * sizeof(float));
     if (status == FA_OK)
         status = fa_device_alloc(&result, sizeof(float));
-    if (status == FA_OK)
-        status = fill_bytes(x, BENCH_COPY_BYTES);
-    if (status == FA_OK)
-        status = fill_bytes(y, BENCH_COPY_BYTES);
 
     if (status == FA_OK) {
         printf("\nM6 dot product (256 MiB per vector, bytes = both vectors read once) and "
@@ -250,9 +211,9 @@ static fa_status bench_memory_bound(double copy_gbs)
     const fa_dtype dtypes[] = {FA_F32, FA_BF16, FA_F16};
     for (int d = 0; d < 3 && status == FA_OK; ++d) {
         const int64_t n = (int64_t)(BENCH_COPY_BYTES / (size_t)fa_dtype_size(dtypes[d]));
-        dot_run run = {x, y, dtypes[d], n, partials, result};
+        dot_timed_run run = {FA_IMPL_REFERENCE, x, y, dtypes[d], n, partials, result};
         fa_stats stats;
-        status = time_budgeted(dot_run_work, &run, &stats);
+        status = time_budgeted(dot_timed, &run, &stats);
         if (status == FA_OK) {
             const double gbs = 2.0 * (double)BENCH_COPY_BYTES / (stats.median * 1e-3) / 1e9;
             printf("| dot_product | %s n = %lld | %.3f | %.1f%% | %.0f | %.1f%% |\n",
@@ -263,16 +224,16 @@ static fa_status bench_memory_bound(double copy_gbs)
     /* Square, and odd sides that are multiples of nothing (same 256 MiB within 0.1%). */
     const int64_t shapes[][2] = {{8192, 8192}, {8191, 8193}, {1, 67108864 - 1}};
     for (int s = 0; s < 3 && status == FA_OK; ++s)
-        for (int tiled = 0; tiled < 2 && status == FA_OK; ++tiled) {
+        for (int version = 1; version <= TRANSPOSE_VERSIONS && status == FA_OK; ++version) {
             const int64_t rows = shapes[s][0], cols = shapes[s][1];
-            transpose_run run = {tiled == 1, x, y, rows, cols};
+            transpose_timed_run run = {version, FA_IMPL_REFERENCE, x, y, rows, cols};
             fa_stats stats;
-            status = time_budgeted(transpose_run_work, &run, &stats);
+            status = time_budgeted(transpose_timed, &run, &stats);
             if (status == FA_OK) {
                 const double bytes = 2.0 * (double)rows * (double)cols * sizeof(float);
                 const double gbs = bytes / (stats.median * 1e-3) / 1e9;
                 printf("| %s | %lld x %lld fp32 | %.3f | %.1f%% | %.0f | %.1f%% |\n",
-                       tiled ? "transpose_smem_tiled" : "transpose_naive", (long long)rows,
+                       transpose_launcher_name(version), (long long)rows,
                        (long long)cols, stats.median, 100.0 * stats.spread, gbs,
                        100.0 * gbs / copy_gbs);
             }

@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fa_math.h"
 #include "matrix.h"
 
-enum { WARP_SIZE = 32, WARPS = DOT_PRODUCT_THREADS / WARP_SIZE };
-_Static_assert(DOT_PRODUCT_THREADS % WARP_SIZE == 0, "whole warps");
-_Static_assert(WARPS <= WARP_SIZE, "one warp reduces the warp totals");
+enum { WARPS = DOT_PRODUCT_THREADS / FA_WARP_THREADS };
+_Static_assert((WARPS & (WARPS - 1)) == 0, "the warp totals are reduced by one butterfly");
 
 /** Levels of a halving tree over @p width lanes (log2 width). */
 static int tree_levels(int width)
@@ -30,35 +30,59 @@ static int tree_levels(int width)
     return levels;
 }
 
-/** The shuffle-down tree of one warp: lane i += lane i + offset, offsets 16 .. 1; lane 0 holds the sum. */
-static float warp_tree(float lanes[WARP_SIZE])
+/**
+ * The sum lane 0 gets from the butterfly over lanes[0..width) of
+ * fa_lanes_sum() (common/fa_kernel.cuh): at each level, offset = width / 2,
+ * ..., 1, lane i adds lane i ^ offset's value to its own. Lane 0 only ever
+ * combines lanes below offset with those above, so the lower half suffices.
+ */
+static float lanes_tree(float *lanes, int width)
 {
-    for (int offset = WARP_SIZE / 2; offset > 0; offset /= 2)
+    for (int offset = width / 2; offset > 0; offset /= 2)
         for (int i = 0; i < offset; ++i)
             lanes[i] = lanes[i] + lanes[i + offset];
     return lanes[0];
 }
 
-/** block_sum() of dot.cu: a tree per warp, then a tree over the warp totals padded with +0. */
+/** fa_block_sum() of the dot kernels: a butterfly per warp, then one over the 8 warp totals. */
 static float block_tree(const float values[DOT_PRODUCT_THREADS])
 {
-    float totals[WARP_SIZE] = {0};
+    float totals[WARPS];
     for (int w = 0; w < WARPS; ++w) {
-        float lanes[WARP_SIZE];
-        memcpy(lanes, values + w * WARP_SIZE, sizeof lanes);
-        totals[w] = warp_tree(lanes);
+        float lanes[FA_WARP_THREADS];
+        memcpy(lanes, values + w * FA_WARP_THREADS, sizeof lanes);
+        totals[w] = lanes_tree(lanes, FA_WARP_THREADS);
     }
-    return warp_tree(totals);
+    return lanes_tree(totals, WARPS);
+}
+
+/** How ref_dot_product() splits n > 0 elements of a dtype between its threads. */
+typedef struct dot_partition {
+    int64_t per_chunk; /**< elements in a 16-byte chunk */
+    int64_t blocks;    /**< blocks of pass 1, one partial each */
+    int64_t threads;   /**< threads of pass 1 */
+    int64_t chunks;    /**< whole chunks, walked by the threads with a grid stride */
+    int64_t tail;      /**< the n mod chunk elements after them, one per thread */
+} dot_partition;
+
+static dot_partition dot_partition_of(int64_t n, fa_dtype dtype)
+{
+    dot_partition p;
+    p.per_chunk = dot_product_chunk_elements(dtype);
+    p.blocks = dot_product_blocks(n, dtype);
+    p.threads = p.blocks * DOT_PRODUCT_THREADS;
+    p.chunks = n / p.per_chunk;
+    p.tail = n - p.chunks * p.per_chunk;
+    return p;
 }
 
 float model_dot_product(const void *x, const void *y, fa_dtype dtype, int64_t n)
 {
     if (n <= 0)
         return 0.0f;
-    const int64_t per_chunk = dot_product_chunk_elements(dtype);
-    const int64_t blocks = dot_product_blocks(n, dtype);
-    const int64_t threads = blocks * DOT_PRODUCT_THREADS;
-    const int64_t chunks = n / per_chunk, tail = n - chunks * per_chunk;
+    const dot_partition part = dot_partition_of(n, dtype);
+    const int64_t per_chunk = part.per_chunk, blocks = part.blocks, threads = part.threads;
+    const int64_t chunks = part.chunks, tail = part.tail;
     float partials[DOT_PRODUCT_MAX_PARTIALS];
     float values[DOT_PRODUCT_THREADS];
 
@@ -92,17 +116,14 @@ int64_t model_dot_product_depth(int64_t n, fa_dtype dtype)
 {
     if (n <= 0)
         return 0;
-    const int64_t per_chunk = dot_product_chunk_elements(dtype);
-    const int64_t blocks = dot_product_blocks(n, dtype);
-    const int64_t threads = blocks * DOT_PRODUCT_THREADS;
-    const int64_t chunks = n / per_chunk, tail = n - chunks * per_chunk;
+    const dot_partition part = dot_partition_of(n, dtype);
     /* Pass 1: the longest FMA chain of a thread (each FMA rounds once). */
-    const int64_t chain = (chunks + threads - 1) / threads * per_chunk + (tail > 0 ? 1 : 0);
-    /* Each block tree: 5 levels in a warp, log2(8) over the warp totals (the other
-     * levels add exact zeros). */
-    const int64_t tree = tree_levels(WARP_SIZE) + tree_levels(WARPS);
+    const int64_t chain =
+        fa_ceil_div(part.chunks, part.threads) * part.per_chunk + (part.tail > 0 ? 1 : 0);
+    /* Each block tree: 5 levels in a warp, log2(8) over the warp totals. */
+    const int64_t tree = tree_levels(FA_WARP_THREADS) + tree_levels(WARPS);
     /* Pass 2: each thread adds at most ceil(blocks / 256) partials, then the tree. */
-    const int64_t finish = (blocks + DOT_PRODUCT_THREADS - 1) / DOT_PRODUCT_THREADS;
+    const int64_t finish = fa_ceil_div(part.blocks, DOT_PRODUCT_THREADS);
     return chain + tree + finish + tree;
 }
 
@@ -155,7 +176,7 @@ static float tensor_core_block(float acc, const double *products, int count)
 {
     double largest = fabs((double)acc);
     for (int p = 0; p < count; ++p)
-        largest = fmax(largest, fabs(products[p]));
+        largest = fa_max_nan_double(largest, fabs(products[p]));
     if (largest == 0.0)
         return acc;
     int exponent;

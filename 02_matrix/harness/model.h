@@ -23,7 +23,7 @@ extern "C" {
 
 /** Unit roundoff of fp32 with round-to-nearest: 2^-24. */
 #define MODEL_U_FP32 0x1p-24
-/** Unit roundoff of the tensor cores' truncating accumulation: 2^-23 (NUMERICS.md). */
+/** Unit roundoff of the tensor cores' truncating accumulation: 2^-23 (docs/numerics.md). */
 #define MODEL_U_TENSOR_CORE 0x1p-23
 enum {
     MODEL_TENSOR_CORE_BLOCK = 8 /**< products the tensor cores align and add as one block (8 is the safe assumption) */
@@ -31,7 +31,9 @@ enum {
 
 /**
  * ref_dot_product() on the CPU: the same partition into chunks, the same
- * per-thread FMA order, the same shuffle trees, in fp32. x and y are host
+ * per-thread FMA order, the same block trees (fa_block_sum() of
+ * common/fa_kernel.cuh: a butterfly over each warp's 32 lanes, then over the
+ * 8 warp totals), in fp32. x and y are host
  * arrays of @p n elements of @p dtype. Returns the bits the GPU returns.
  */
 float model_dot_product(const void *x, const void *y, fa_dtype dtype, int64_t n);
