@@ -49,12 +49,16 @@ fa_status fa_fail(fa_status status, const char *format, ...)
 /** Clears the recorded message (tests call this between cases). */
 void fa_clear_error(void);
 
-/** Propagates a non-OK status from an expression to the caller. */
-#define FA_TRY(expr)                           \
-    do {                                       \
-        fa_status fa_try_status_ = (expr);     \
-        if (fa_try_status_ != FA_OK)           \
-            return fa_try_status_;             \
+/**
+ * Propagates a non-OK status from an expression to the caller. Variadic so
+ * that an expression with a comma outside parentheses, such as
+ * `fa_todo_status<7, 1>()`, is one argument.
+ */
+#define FA_TRY(...)                               \
+    do {                                          \
+        fa_status fa_try_status_ = (__VA_ARGS__); \
+        if (fa_try_status_ != FA_OK)              \
+            return fa_try_status_;                \
     } while (0)
 
 #ifdef __cplusplus

@@ -16,7 +16,7 @@
  * - matmul_4_mma_bf16.cu: matmul_mma_bf16_kernel<LAYOUT, ALIGNED> (version 4);
  * - transpose_1_naive.cu: transpose_naive_kernel (M8 version 1);
  * - transpose_2_smem_tiled.cu: transpose_smem_tiled_kernel (version 2).
- * The launchers of a version start with FA_TRY((fa_todo_status<M, V>())), so
+ * The launchers of a version start with FA_TRY(fa_todo_status<M, V>()), so
  * each version reports "not implemented" on its own until its marker is gone
  * (the extra parentheses keep the template's comma out of the macro's
  * argument list).
@@ -103,7 +103,7 @@ fa_status FA_LAUNCHER(matmul_naive)(const float *a, const float *b, float *c, in
                                     int64_t n, int64_t k, fa_b_layout layout,
                                     cudaStream_t stream)
 {
-    FA_TRY((fa_todo_status<7, 1>()));
+    FA_TRY(fa_todo_status<7, 1>());
     FA_TRY(matmul_validate("matmul_naive", a, b, c, m, n, k, layout, (int)sizeof(float)));
     return launch_square_tiles(matmul_naive_kernel<FA_B_ROW_MAJOR>,
                                matmul_naive_kernel<FA_B_TRANSPOSED>, MATMUL_NAIVE_TILE, a, b, c,
@@ -114,7 +114,7 @@ fa_status FA_LAUNCHER(matmul_smem_tiled)(const float *a, const float *b, float *
                                          int64_t n, int64_t k, fa_b_layout layout,
                                          cudaStream_t stream)
 {
-    FA_TRY((fa_todo_status<7, 2>()));
+    FA_TRY(fa_todo_status<7, 2>());
     FA_TRY(matmul_validate("matmul_smem_tiled", a, b, c, m, n, k, layout, (int)sizeof(float)));
     return launch_square_tiles(matmul_smem_tiled_kernel<FA_B_ROW_MAJOR>,
                                matmul_smem_tiled_kernel<FA_B_TRANSPOSED>, MATMUL_TILED_TILE, a,
@@ -127,7 +127,7 @@ fa_status FA_LAUNCHER(matmul_register_blocked)(const float *a, const float *b, f
                                                int64_t m, int64_t n, int64_t k,
                                                fa_b_layout layout, cudaStream_t stream)
 {
-    FA_TRY((fa_todo_status<7, 3>()));
+    FA_TRY(fa_todo_status<7, 3>());
     FA_TRY(matmul_validate("matmul_register_blocked", a, b, c, m, n, k, layout,
                            (int)sizeof(float)));
     if (m == 0 || n == 0)
@@ -175,7 +175,7 @@ fa_status FA_LAUNCHER(matmul_mma_bf16)(const uint16_t *a, const uint16_t *b, flo
                                        int64_t n, int64_t k, fa_b_layout layout,
                                        cudaStream_t stream)
 {
-    FA_TRY((fa_todo_status<7, 4>()));
+    FA_TRY(fa_todo_status<7, 4>());
     FA_TRY(matmul_validate("matmul_mma_bf16", a, b, c, m, n, k, layout, (int)sizeof(uint16_t)));
     if (m == 0 || n == 0)
         return FA_OK;
@@ -222,7 +222,7 @@ static fa_status launch_transpose(transpose_kernel kernel, const float *in, floa
 fa_status FA_LAUNCHER(transpose_naive)(const float *in, float *out, int64_t rows, int64_t cols,
                                        cudaStream_t stream)
 {
-    FA_TRY((fa_todo_status<8, 1>()));
+    FA_TRY(fa_todo_status<8, 1>());
     FA_TRY(transpose_validate("transpose_naive", in, out, rows, cols));
     return launch_transpose(transpose_naive_kernel, in, out, rows, cols, stream);
 }
@@ -230,7 +230,7 @@ fa_status FA_LAUNCHER(transpose_naive)(const float *in, float *out, int64_t rows
 fa_status FA_LAUNCHER(transpose_smem_tiled)(const float *in, float *out, int64_t rows,
                                             int64_t cols, cudaStream_t stream)
 {
-    FA_TRY((fa_todo_status<8, 2>()));
+    FA_TRY(fa_todo_status<8, 2>());
     FA_TRY(transpose_validate("transpose_smem_tiled", in, out, rows, cols));
     return launch_transpose(transpose_smem_tiled_kernel, in, out, rows, cols, stream);
 }
