@@ -15,7 +15,8 @@
  * ...): a sum of 32 values goes through 5 roundings.
  *
  * NaN policy: the max reductions keep NaN (fa_max_nan()); the sums keep it
- * too, as IEEE addition does.
+ * too, as IEEE addition does. fa_model.h replays these trees on the host, bit
+ * for bit, for the CPU models of the stages.
  */
 #ifndef FA_KERNEL_CUH
 #define FA_KERNEL_CUH
@@ -24,9 +25,6 @@
 
 #include "fa_index.h"
 #include "fa_math.h"
-
-/** The two reductions of the course. */
-enum fa_reduce_op { FA_REDUCE_SUM, FA_REDUCE_MAX };
 
 /** op(a, b): a + b, or fa_max_nan(a, b). */
 template <fa_reduce_op OP>

@@ -26,6 +26,9 @@
 extern "C" {
 #endif
 
+/** The two reductions of the course: + and the NaN-keeping max. */
+typedef enum fa_reduce_op { FA_REDUCE_SUM, FA_REDUCE_MAX } fa_reduce_op;
+
 /** The NaN CUDA's arithmetic produces (0x7FFFFFFF); the host returns it too, for the same bits. */
 static inline FA_HOST_DEVICE float fa_canonical_nan(void)
 {

@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "fa_math.h"
+#include "fa_model.h"
 #include "fa_reference.h"
 
 enum {
@@ -121,55 +122,30 @@ double fp32_ulp(double v)
     return ldexp(1.0, exponent - 1 - (FLT_MANT_DIG - 1));
 }
 
-/** The two reductions of the stage; they differ only in how two values combine. */
-typedef enum row_op { ROW_OP_SUM, ROW_OP_MAX } row_op;
-
-static float combine(row_op op, float a, float b)
+/** One row as one block of the M4/M5 kernels reduces it: strided folds, then fa_block_reduce(). */
+static float reduce_row(fa_reduce_op op, const float *row, int64_t cols)
 {
-    return op == ROW_OP_SUM ? a + b : fa_max_nan(a, b);
-}
-
-/**
- * The result lane 0 gets from the shuffle tree over lanes[0..width): at each
- * level lane i combines its value with lane i ^ offset's, offset = width / 2,
- * ..., 1 (the butterfly of fa_kernel.cuh). Lane 0 only ever reads lanes below
- * offset combined with those above it, so the lower half is all it needs.
- */
-static float shuffle_tree(row_op op, float *lanes, int width)
-{
-    for (int offset = width / 2; offset > 0; offset /= 2)
-        for (int lane = 0; lane < offset; ++lane)
-            lanes[lane] = combine(op, lanes[lane], lanes[lane + offset]);
-    return lanes[0];
-}
-
-/** One row as one block of the M4/M5 kernels reduces it. */
-static float reduce_row(row_op op, const float *row, int64_t cols)
-{
-    const float identity = op == ROW_OP_SUM ? 0.0f : -INFINITY;
+    const float identity = op == FA_REDUCE_SUM ? 0.0f : -INFINITY;
     float thread_values[ROW_THREADS];
     for (int t = 0; t < ROW_THREADS; ++t) {
         float acc = identity;
         for (int64_t c = t; c < cols; c += ROW_THREADS)
-            acc = combine(op, acc, row[c]);
+            acc = op == FA_REDUCE_SUM ? acc + row[c] : fa_max_nan(acc, row[c]);
         thread_values[t] = acc;
     }
-    float warp_values[ROW_WARPS];
-    for (int w = 0; w < ROW_WARPS; ++w)
-        warp_values[w] = shuffle_tree(op, thread_values + w * WARP_THREADS, WARP_THREADS);
-    return shuffle_tree(op, warp_values, ROW_WARPS);
+    return fa_model_block_reduce(op, thread_values, ROW_THREADS);
 }
 
 void model_row_max(const float *x, int64_t rows, int64_t cols, int64_t ld, float *out)
 {
     for (int64_t r = 0; r < rows; ++r)
-        out[r] = reduce_row(ROW_OP_MAX, x + r * ld, cols);
+        out[r] = reduce_row(FA_REDUCE_MAX, x + r * ld, cols);
 }
 
 void model_row_sum(const float *x, int64_t rows, int64_t cols, int64_t ld, float *out)
 {
     for (int64_t r = 0; r < rows; ++r)
-        out[r] = reduce_row(ROW_OP_SUM, x + r * ld, cols);
+        out[r] = reduce_row(FA_REDUCE_SUM, x + r * ld, cols);
 }
 
 int64_t row_sum_depth(int64_t cols)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "fa_math.h"
+#include "fa_model.h"
 #include "matrix.h"
 
 enum { WARPS = DOT_PRODUCT_THREADS / FA_WARP_THREADS };
@@ -30,30 +31,10 @@ static int tree_levels(int width)
     return levels;
 }
 
-/**
- * The sum lane 0 gets from the butterfly over lanes[0..width) of
- * fa_lanes_sum() (common/fa_kernel.cuh): at each level, offset = width / 2,
- * ..., 1, lane i adds lane i ^ offset's value to its own. Lane 0 only ever
- * combines lanes below offset with those above, so the lower half suffices.
- */
-static float lanes_tree(float *lanes, int width)
-{
-    for (int offset = width / 2; offset > 0; offset /= 2)
-        for (int i = 0; i < offset; ++i)
-            lanes[i] = lanes[i] + lanes[i + offset];
-    return lanes[0];
-}
-
 /** fa_block_sum() of the dot kernels: a butterfly per warp, then one over the 8 warp totals. */
 static float block_tree(const float values[DOT_PRODUCT_THREADS])
 {
-    float totals[WARPS];
-    for (int w = 0; w < WARPS; ++w) {
-        float lanes[FA_WARP_THREADS];
-        memcpy(lanes, values + w * FA_WARP_THREADS, sizeof lanes);
-        totals[w] = lanes_tree(lanes, FA_WARP_THREADS);
-    }
-    return lanes_tree(totals, WARPS);
+    return fa_model_block_reduce(FA_REDUCE_SUM, values, DOT_PRODUCT_THREADS);
 }
 
 /** How ref_dot_product() splits n > 0 elements of a dtype between its threads. */
