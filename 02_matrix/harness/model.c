@@ -13,7 +13,6 @@
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "fa_math.h"
 #include "fa_model.h"
