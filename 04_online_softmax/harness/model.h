@@ -5,9 +5,9 @@
  *
  * Each function of online_state.cuh has its fp32 twin here, and the kernels'
  * loops are replayed with them (every max by fa_max_nan(), the kernels' max,
- * which the host computes to the same bits, NaN included): the traces chunk by chunk, the one-pass
- * softmax thread by thread with the block's merge butterfly, attention key
- * chunk by key chunk with the warp's lane sums. Products and sums are separate
+ * which the host computes to the same bits, NaN included): the traces chunk
+ * by chunk, the one-pass softmax thread by thread with the block's merge
+ * butterfly, attention key chunk by key chunk with the warp's lane sums. Products and sums are separate
  * roundings and fused ones are written `fmaf`, as in the kernels (the build
  * compiles C in ISO mode, where the compiler does not fuse a * b + c on its
  * own, and each product is its own statement).
