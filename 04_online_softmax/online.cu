@@ -10,46 +10,39 @@
  * | 3       | attn_rows_online_kernel    | M16       | a warp per query row; S, P stay registers; |
  * |         |                            |           | the block shares each chunk of K, V (smem) |
  *
- * The state updates themselves live in online_state.cuh; this file only
- * arranges threads around them. Every launcher validates, returns at once for
- * zero-size work, computes its grid with an explicit ceil-div, launches and
- * checks the launch.
+ * Only kernels live here: harness/launch.cu validates, computes the grid and
+ * launches them, for these kernels and for the learner's alike. The state
+ * updates themselves are the one-line functions of online_state.cuh; this
+ * file arranges threads around them. The warp-wide max and sum of the
+ * attention kernel are fa_lanes_max() and fa_lanes_sum() of
+ * common/fa_kernel.cuh.
  */
-#include "online.h"
-
 #include <math.h>
+#include <stdint.h>
 
-#include "fa_device.h"
-#include "online_state.cuh"
+#include <cuda_runtime.h>
+
 #include "fa_index.h"
-
-static constexpr int KEYS_PER_LANE = ATTN_ONLINE_MAX_CHUNK / FA_WARP_THREADS;
-static constexpr int SOFTMAX_MAX_WARPS = SOFTMAX_ONLINE_MAX_THREADS / FA_WARP_THREADS;
-static constexpr int ATTN_ONLINE_THREADS = ATTN_ONLINE_WARPS * FA_WARP_THREADS;
-/** Floats per float4: the attention tiles are copied and read four floats at a time. */
-static constexpr int FLOATS_PER_VECTOR = 4;
-/**
- * Shared memory a block may opt into on sm_80 (A100), the smaller of the two
- * opt-in limits of the course's targets (sm_90, H100 and H200: 227 KiB).
- * GPUs with less (sm_86 and sm_89: 99 KiB) refuse the largest tiles at launch.
- */
-static constexpr size_t SM80_SHARED_OPTIN_BYTES = (size_t)163 * 1024;
+#include "fa_kernel.cuh"
+#include "fa_mask.h"
+#include "fa_math.h"
+#include "online.h"
+#include "online_state.cuh"
 
 static_assert(ATTN_ONLINE_MAX_CHUNK % FA_WARP_THREADS == 0,
-              "a chunk is scored by whole warps: KEYS_PER_LANE keys per lane");
+              "a chunk is scored by whole warps: ATTN_ONLINE_KEYS_PER_LANE keys per lane");
 static_assert(ATTN_ONLINE_MAX_HEAD_DIM % FA_WARP_THREADS == 0,
               "each lane owns head_dim / 32 output columns");
 static_assert((SOFTMAX_ONLINE_MIN_THREADS & (SOFTMAX_ONLINE_MIN_THREADS - 1)) == 0 &&
                   (SOFTMAX_ONLINE_MAX_THREADS & (SOFTMAX_ONLINE_MAX_THREADS - 1)) == 0,
               "the merge butterfly pairs threads by xor: power-of-two counts");
 static_assert(SOFTMAX_ONLINE_MIN_THREADS >= FA_WARP_THREADS &&
-                  SOFTMAX_MAX_WARPS <= FA_WARP_THREADS,
+                  SOFTMAX_ONLINE_MAX_WARPS <= FA_WARP_THREADS,
               "whole warps per row, and one warp merges the warps' states");
+static_assert(sizeof(float4) == ATTN_ONLINE_VECTOR_FLOATS * sizeof(float),
+              "the shared tiles are rows of float4s");
 
 /* ---- M13-M16: the traces ---------------------------------------------------------------- */
-
-/** Which part of the state a trace records after each chunk. */
-enum online_trace_kind { TRACE_MAX, TRACE_CORRECTION, TRACE_SUM, TRACE_OUTPUT };
 
 /**
  * One thread per row: walk the row chunk by chunk, update the state, and
@@ -57,7 +50,7 @@ enum online_trace_kind { TRACE_MAX, TRACE_CORRECTION, TRACE_SUM, TRACE_OUTPUT };
  * alone): it shows the updates one at a time, and the checks compare every
  * intermediate state with the invariants.
  */
-template <online_trace_kind TRACE>
+template <online_trace_op TRACE>
 static __global__ void __launch_bounds__(ONLINE_TRACE_THREADS)
 online_trace_kernel(const float *x, const float *v, float *trace, int64_t rows, int64_t n,
                     int64_t chunk, int64_t chunks)
@@ -76,7 +69,7 @@ online_trace_kernel(const float *x, const float *v, float *trace, int64_t rows, 
 
         float chunk_max = -INFINITY;
         for (int64_t j = start; j < end; ++j)
-            chunk_max = fmaxf(chunk_max, x_row[j]);
+            chunk_max = fa_max_nan(chunk_max, x_row[j]);
         const float max_new = online_running_max(state.max, chunk_max);
         const float alpha = online_correction(state.max, max_new);
 
@@ -86,7 +79,7 @@ online_trace_kernel(const float *x, const float *v, float *trace, int64_t rows, 
         for (int64_t j = start; j < end; ++j) {
             const float weight = online_weight(x_row[j], max_new);
             chunk_sum += weight;
-            if (TRACE == TRACE_OUTPUT && x_row[j] != -INFINITY) /* a masked value is never read */
+            if (TRACE == ONLINE_TRACE_OUTPUT && x_row[j] != -INFINITY) /* a masked value is never read */
                 chunk_out = fmaf(weight, v[row * n + j], chunk_out);
         }
         state.sum = online_update_sum(state.sum, alpha, chunk_sum);
@@ -94,56 +87,12 @@ online_trace_kernel(const float *x, const float *v, float *trace, int64_t rows, 
         state.max = max_new;
 
         switch (TRACE) {
-        case TRACE_MAX: trace_row[t] = state.max; break;
-        case TRACE_CORRECTION: trace_row[t] = alpha; break;
-        case TRACE_SUM: trace_row[t] = state.sum; break;
-        case TRACE_OUTPUT: trace_row[t] = out; break;
+        case ONLINE_TRACE_MAX: trace_row[t] = state.max; break;
+        case ONLINE_TRACE_CORRECTION: trace_row[t] = alpha; break;
+        case ONLINE_TRACE_SUM: trace_row[t] = state.sum; break;
+        case ONLINE_TRACE_OUTPUT: trace_row[t] = out; break;
         }
     }
-}
-
-/** The launch shared by the four trace launchers (arguments already validated). */
-template <online_trace_kind TRACE>
-static fa_status launch_trace(const float *x, const float *v, float *trace, int64_t rows,
-                              int64_t n, int64_t chunk, cudaStream_t stream)
-{
-    if (rows == 0 || n == 0)
-        return FA_OK;
-    const int64_t blocks = fa_ceil_div(rows, ONLINE_TRACE_THREADS);
-    online_trace_kernel<TRACE><<<(unsigned)blocks, ONLINE_TRACE_THREADS, 0, stream>>>(
-        x, v, trace, rows, n, chunk, online_chunk_count(n, chunk));
-    FA_LAUNCH_CHECK();
-    return FA_OK;
-}
-
-extern "C" fa_status ref_online_max_trace(const float *x, float *max_trace, int64_t rows,
-                                          int64_t n, int64_t chunk, cudaStream_t stream)
-{
-    FA_TRY(online_max_trace_validate(x, max_trace, rows, n, chunk));
-    return launch_trace<TRACE_MAX>(x, nullptr, max_trace, rows, n, chunk, stream);
-}
-
-extern "C" fa_status ref_online_correction_trace(const float *x, float *correction_trace,
-                                                 int64_t rows, int64_t n, int64_t chunk,
-                                                 cudaStream_t stream)
-{
-    FA_TRY(online_correction_trace_validate(x, correction_trace, rows, n, chunk));
-    return launch_trace<TRACE_CORRECTION>(x, nullptr, correction_trace, rows, n, chunk, stream);
-}
-
-extern "C" fa_status ref_online_sum_trace(const float *x, float *sum_trace, int64_t rows,
-                                          int64_t n, int64_t chunk, cudaStream_t stream)
-{
-    FA_TRY(online_sum_trace_validate(x, sum_trace, rows, n, chunk));
-    return launch_trace<TRACE_SUM>(x, nullptr, sum_trace, rows, n, chunk, stream);
-}
-
-extern "C" fa_status ref_online_output_trace(const float *x, const float *v,
-                                             float *output_trace, int64_t rows, int64_t n,
-                                             int64_t chunk, cudaStream_t stream)
-{
-    FA_TRY(online_output_trace_validate(x, v, output_trace, rows, n, chunk));
-    return launch_trace<TRACE_OUTPUT>(x, v, output_trace, rows, n, chunk, stream);
 }
 
 /* ---- M15: one-pass softmax --------------------------------------------------------------- */
@@ -177,7 +126,7 @@ static __device__ __forceinline__ online_state merge_lanes(online_state state, i
 static __global__ void __launch_bounds__(SOFTMAX_ONLINE_MAX_THREADS)
 softmax_rows_online_kernel(const float *x, float *p, float *lse, int64_t n)
 {
-    __shared__ online_state warp_states[SOFTMAX_MAX_WARPS];
+    __shared__ online_state warp_states[SOFTMAX_ONLINE_MAX_WARPS];
     __shared__ online_state row_state;
     const int64_t row = blockIdx.x;
     const int threads = blockDim.x;
@@ -194,7 +143,7 @@ softmax_rows_online_kernel(const float *x, float *p, float *lse, int64_t n)
         for (int i = 0; i < SOFTMAX_ONLINE_CHUNK; ++i) {
             const int64_t j = base + (int64_t)i * threads;
             entries[i] = j < n ? x_row[j] : -INFINITY; /* past the end: weight exactly 0 */
-            chunk_max = fmaxf(chunk_max, entries[i]);
+            chunk_max = fa_max_nan(chunk_max, entries[i]);
         }
         const float max_new = online_running_max(state.max, chunk_max);
         const float alpha = online_correction(state.max, max_new);
@@ -230,59 +179,7 @@ softmax_rows_online_kernel(const float *x, float *p, float *lse, int64_t n)
         p_row[j] = online_normalise(online_weight(x_row[j], final_state.max), final_state.sum);
 }
 
-extern "C" fa_status ref_softmax_rows_online(const float *x, float *p, float *lse, int64_t rows,
-                                             int64_t n, cudaStream_t stream)
-{
-    FA_TRY(softmax_rows_online_validate(x, p, lse, rows, n));
-    if (rows == 0 || (n == 0 && lse == nullptr))
-        return FA_OK;
-    const int threads = softmax_rows_online_threads(n);
-    const int64_t blocks = rows; /* one block per row */
-    softmax_rows_online_kernel<<<(unsigned)blocks, threads, 0, stream>>>(x, p, lse, n);
-    FA_LAUNCH_CHECK();
-    return FA_OK;
-}
-
 /* ---- M16: online attention, one query row per warp, K and V shared by the block ---------- */
-
-/** Max over the warp; every lane gets it. Exact, so the order does not matter. */
-static __device__ __forceinline__ float warp_max(float value)
-{
-    for (int offset = FA_WARP_THREADS / 2; offset > 0; offset /= 2)
-        value = fmaxf(value, __shfl_xor_sync(FA_FULL_WARP_MASK, value, offset));
-    return value;
-}
-
-/** Sum over the warp by an xor butterfly; every lane gets the same bits (addition commutes). */
-static __device__ __forceinline__ float warp_sum(float value)
-{
-    for (int offset = FA_WARP_THREADS / 2; offset > 0; offset /= 2)
-        value += __shfl_xor_sync(FA_FULL_WARP_MASK, value, offset);
-    return value;
-}
-
-/**
- * Row stride of the shared tiles of q, K and V, in float4s: head_dim rounded
- * up to whole float4s, then to an odd count. Lane j reads row j of the K tile
- * as float4s; a float4 load is served eight lanes at a time, and with an odd
- * stride rows j .. j + 7 start in eight different groups of four banks, so
- * every read is one wavefront per eight lanes, with no bank conflict.
- */
-static constexpr __host__ __device__ int attn_tile_stride4(int64_t head_dim)
-{
-    return (int)fa_ceil_div(head_dim, FLOATS_PER_VECTOR) | 1;
-}
-
-/** Dynamic shared memory of one block: q of its rows, then a chunk of K and one of V. */
-static constexpr __host__ __device__ size_t attn_shared_bytes(int64_t head_dim, int64_t chunk)
-{
-    return (size_t)(ATTN_ONLINE_WARPS + 2 * chunk) * (size_t)attn_tile_stride4(head_dim) *
-           sizeof(float4);
-}
-
-static_assert(attn_shared_bytes(ATTN_ONLINE_MAX_HEAD_DIM, ATTN_ONLINE_MAX_CHUNK) <=
-                  SM80_SHARED_OPTIN_BYTES,
-              "every head_dim and chunk must fit one block on sm_80 and sm_90");
 
 /**
  * Copies @p rows consecutive rows of @p dim floats from @p src (row-major,
@@ -296,15 +193,15 @@ static_assert(attn_shared_bytes(ATTN_ONLINE_MAX_HEAD_DIM, ATTN_ONLINE_MAX_CHUNK)
 static __device__ void load_tile(float4 *tile, const float *src, int rows, int dim, int stride4,
                                  bool vector)
 {
-    const int float4s = (int)fa_ceil_div(dim, FLOATS_PER_VECTOR);
+    const int float4s = (int)fa_ceil_div(dim, ATTN_ONLINE_VECTOR_FLOATS);
     for (int slot = threadIdx.x; slot < rows * float4s; slot += blockDim.x) {
         const int row = slot / float4s, column4 = slot % float4s;
-        const float *from = src + (int64_t)row * dim + (int64_t)column4 * FLOATS_PER_VECTOR;
+        const float *from = src + (int64_t)row * dim + (int64_t)column4 * ATTN_ONLINE_VECTOR_FLOATS;
         float4 value;
         if (vector) {
             value = *reinterpret_cast<const float4 *>(from);
         } else {
-            const int left = dim - column4 * FLOATS_PER_VECTOR; /* >= 1 columns in this float4 */
+            const int left = dim - column4 * ATTN_ONLINE_VECTOR_FLOATS; /* >= 1 columns here */
             value.x = from[0];
             value.y = left > 1 ? from[1] : 0.0f;
             value.z = left > 2 ? from[2] : 0.0f;
@@ -318,9 +215,10 @@ static __device__ void load_tile(float4 *tile, const float *src, int rows, int d
  * q . k as one FMA chain over d = 0, 1, 2, ... in order, the model's chain.
  * The zero padding of the last float4 adds fmaf(0, 0, dot) = dot; the only
  * bit it can change is the sign of a zero dot, which nothing downstream sees
- * (the score meets only fmaxf and a subtraction before expf). Unrolled twice:
- * enough loads in flight with several warps per scheduler, and the kernel
- * stays within 64 registers for head_dim 33..256 without spilling.
+ * (the score meets only fa_max_nan() and a subtraction before expf).
+ * Unrolled twice: enough loads in flight with several warps per scheduler,
+ * and the kernel stays within 64 registers for head_dim 33..256 without
+ * spilling.
  */
 static __device__ __forceinline__ float dot_in_order(const float4 *q, const float4 *k, int float4s)
 {
@@ -347,14 +245,17 @@ static __device__ __forceinline__ float dot_in_order(const float4 *q, const floa
  *   busy from a chunk of 32 keys on, and each score one FMA chain, the order
  *   the model replays; splitting d instead would cost a five-shuffle sum per
  *   key and change the order;
- * - state: the chunk max and the sum of the weights by warp shuffles, M13-M15;
+ * - state: the chunk max and the sum of the weights across the warp
+ *   (fa_lanes_max(), fa_lanes_sum()), M13-M15;
  * - output: every weight is broadcast by a shuffle and lane c accumulates
  *   columns c, c + 32, ... of sum_j w_j v_j (consecutive lanes read
  *   consecutive floats of a V row), then M16.
  * S and P never leave registers. The rows' key ranges are prefixes that grow
- * with the row (attn_online_key_end()), so the block stops at its last row's
- * end, and a warp whose row has ended, or that has no row (past nq), skips
+ * with the row (fa_mask_key_range() begins at key 0 for every mask of the
+ * course), so the block stops at its last row's end, and a warp whose row has ended, or that has no row (past nq), skips
  * the update but keeps loading tiles and meeting the barriers.
+ * @p vector_loads: head_dim is a multiple of 4 and q, k, v are 16-byte
+ * aligned, so the tiles are copied by float4 loads.
  */
 template <int COLS_PER_LANE>
 static __global__ void __launch_bounds__(ATTN_ONLINE_THREADS)
@@ -366,7 +267,7 @@ attn_rows_online_kernel(attn_online_args args, bool vector_loads)
     const int dim = (int)args.head_dim;
     const int chunk = (int)args.chunk;
     const int stride4 = attn_tile_stride4(dim);
-    const int float4s = (int)fa_ceil_div(dim, FLOATS_PER_VECTOR);
+    const int float4s = (int)fa_ceil_div(dim, ATTN_ONLINE_VECTOR_FLOATS);
     float4 *q_tile = attn_tiles;                           /* [ATTN_ONLINE_WARPS][stride4] */
     float4 *k_tile = q_tile + ATTN_ONLINE_WARPS * stride4; /* [chunk][stride4] */
     float4 *v_tile = k_tile + chunk * stride4;             /* [chunk][stride4] */
@@ -387,9 +288,9 @@ attn_rows_online_kernel(attn_online_args args, bool vector_loads)
     const int64_t first_offset = (head_index * args.nq + first_row) * dim;
     load_tile(q_tile, args.q + first_offset, rows, dim, stride4, vector_loads);
 
-    const int64_t block_key_end = attn_online_key_end(args.mask, first_row + rows - 1, args.nq,
-                                                      args.nk);
-    const int64_t key_end = has_row ? attn_online_key_end(args.mask, i, args.nq, args.nk) : 0;
+    const int64_t block_key_end =
+        fa_mask_key_range(args.mask, first_row + rows - 1, args.nq, args.nk).end;
+    const int64_t key_end = has_row ? fa_mask_key_range(args.mask, i, args.nq, args.nk).end : 0;
     const float4 *q = q_tile + warp * stride4;
     online_state state = online_state_empty();
     float out[COLS_PER_LANE];
@@ -406,29 +307,29 @@ attn_rows_online_kernel(attn_online_args args, bool vector_loads)
         if (start < key_end) { /* the same for the whole warp: its shuffles stay warp-wide */
             const int length = (int)(key_end - start < chunk ? key_end - start : chunk);
 
-            float score[KEYS_PER_LANE];
+            float score[ATTN_ONLINE_KEYS_PER_LANE];
             float chunk_max = -INFINITY;
 #pragma unroll
-            for (int r = 0; r < KEYS_PER_LANE; ++r) {
+            for (int r = 0; r < ATTN_ONLINE_KEYS_PER_LANE; ++r) {
                 const int key = lane + r * FA_WARP_THREADS;
                 score[r] = -INFINITY; /* lanes past the chunk hold a masked score */
                 /* Rounded once here, so the max and the weight see the same score. */
                 if (key < length)
                     score[r] =
                         __fmul_rn(args.scale, dot_in_order(q, k_tile + key * stride4, float4s));
-                chunk_max = fmaxf(chunk_max, score[r]);
+                chunk_max = fa_max_nan(chunk_max, score[r]);
             }
-            const float max_new = online_running_max(state.max, warp_max(chunk_max));
+            const float max_new = online_running_max(state.max, fa_lanes_max(chunk_max));
             const float alpha = online_correction(state.max, max_new);
 
-            float weight[KEYS_PER_LANE];
+            float weight[ATTN_ONLINE_KEYS_PER_LANE];
             float chunk_sum = 0.0f;
 #pragma unroll
-            for (int r = 0; r < KEYS_PER_LANE; ++r) {
+            for (int r = 0; r < ATTN_ONLINE_KEYS_PER_LANE; ++r) {
                 weight[r] = online_weight(score[r], max_new);
                 chunk_sum += weight[r];
             }
-            state.sum = online_update_sum(state.sum, alpha, warp_sum(chunk_sum));
+            state.sum = online_update_sum(state.sum, alpha, fa_lanes_sum(chunk_sum));
             state.max = max_new;
 
             float chunk_out[COLS_PER_LANE];
@@ -436,7 +337,7 @@ attn_rows_online_kernel(attn_online_args args, bool vector_loads)
             for (int c = 0; c < COLS_PER_LANE; ++c)
                 chunk_out[c] = 0.0f;
 #pragma unroll
-            for (int r = 0; r < KEYS_PER_LANE; ++r) {
+            for (int r = 0; r < ATTN_ONLINE_KEYS_PER_LANE; ++r) {
                 for (int source = 0; source < FA_WARP_THREADS; ++source) {
                     const int key = r * FA_WARP_THREADS + source;
                     if (key >= length)
@@ -469,62 +370,4 @@ attn_rows_online_kernel(attn_online_args args, bool vector_loads)
     }
     if (args.lse != nullptr && lane == 0)
         args.lse[head_index * args.nq + i] = online_lse(state);
-}
-
-/**
- * Instantiates the kernel with just enough columns per lane for head_dim.
- * Above 48 KiB, dynamic shared memory is opt-in per kernel, up to the device's
- * limit. The cap is set to the most this instantiation can need (the largest
- * chunk) clipped to that limit: the same value on every call, so launches from
- * several host threads never lower it under one another's feet, as a cap set
- * to each call's own need could. A call needing more than the device offers
- * is refused before launching.
- */
-template <int COLS_PER_LANE>
-static fa_status launch_attn(const attn_online_args *args, int64_t blocks, bool vector_loads,
-                             cudaStream_t stream)
-{
-    int device = 0, optin_bytes = 0;
-    FA_CUDA_TRY(cudaGetDevice(&device));
-    FA_CUDA_TRY(cudaDeviceGetAttribute(&optin_bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin,
-                                       device));
-    const size_t device_limit = (size_t)optin_bytes;
-    const size_t bytes = attn_shared_bytes(args->head_dim, args->chunk);
-    if (bytes > device_limit)
-        return fa_fail(FA_ERR_UNSUPPORTED,
-                       "attn_rows_online: head_dim = %lld with chunk = %lld needs %zu bytes of "
-                       "shared memory per block, this GPU allows at most %zu",
-                       (long long)args->head_dim, (long long)args->chunk, bytes, device_limit);
-    const size_t most = attn_shared_bytes(COLS_PER_LANE * FA_WARP_THREADS, ATTN_ONLINE_MAX_CHUNK);
-    const size_t cap = most < device_limit ? most : device_limit;
-    FA_CUDA_TRY(cudaFuncSetAttribute(attn_rows_online_kernel<COLS_PER_LANE>,
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)cap));
-    attn_rows_online_kernel<COLS_PER_LANE>
-        <<<(unsigned)blocks, ATTN_ONLINE_THREADS, bytes, stream>>>(*args, vector_loads);
-    FA_LAUNCH_CHECK();
-    return FA_OK;
-}
-
-extern "C" fa_status ref_attn_rows_online(const attn_online_args *args, cudaStream_t stream)
-{
-    FA_TRY(attn_rows_online_validate(args));
-    const int64_t heads = args->batch * args->heads_q;
-    if (heads == 0 || args->nq == 0)
-        return FA_OK;
-    const int64_t blocks = heads * fa_ceil_div(args->nq, ATTN_ONLINE_WARPS);
-    /* float4 loads need whole float4 rows and 16-byte aligned tensors (the
-     * contract promises only 4 bytes); the row offsets are then multiples of 4. */
-    const bool vector_loads = args->head_dim % FLOATS_PER_VECTOR == 0 &&
-                              fa_is_aligned(args->q, sizeof(float4)) &&
-                              fa_is_aligned(args->k, sizeof(float4)) &&
-                              fa_is_aligned(args->v, sizeof(float4));
-    const int64_t cols_per_lane = fa_ceil_div(args->head_dim, FA_WARP_THREADS);
-    if (cols_per_lane <= 1)
-        return launch_attn<1>(args, blocks, vector_loads, stream);
-    if (cols_per_lane <= 2)
-        return launch_attn<2>(args, blocks, vector_loads, stream);
-    if (cols_per_lane <= 4)
-        return launch_attn<4>(args, blocks, vector_loads, stream);
-    return launch_attn<ATTN_ONLINE_MAX_HEAD_DIM / FA_WARP_THREADS>(args, blocks, vector_loads,
-                                                                      stream);
 }

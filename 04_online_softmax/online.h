@@ -4,10 +4,11 @@
  *        M15 update running sum, M16 rescale output (the lesson is \ref stage04).
  *
  * Every kernel has two launchers with one signature: `ref_<op>` (the solution,
- * online.cu) and `learner_<op>` (the exercise, learner/online.cu). Both call
- * `<op>_validate()` before touching the GPU, return FA_OK at once for
- * zero-size work, and enqueue one kernel on the given stream without waiting
- * for it.
+ * online.cu) and `learner_<op>` (the exercise, learner/online.cu). Both are
+ * the same launch code, harness/launch.cu, compiled once against each kernel
+ * file: they call `<op>_validate()` before touching the GPU, return FA_OK at
+ * once for zero-size work, and enqueue one kernel on the given stream without
+ * waiting for it.
  *
  * The kernels, by milestone:
  * - M13-M16, the traces: one thread per row walks the row chunk by chunk and
@@ -29,10 +30,11 @@
  * - a score of -inf is a masked entry: it weighs exactly 0. A row whose
  *   entries are all masked (or that has none) is a row with no allowed key:
  *   its probabilities and output are 0 and its lse is -inf, never NaN;
- * - a NaN entry does not change the running max (`fmaxf` ignores NaN) but its
- *   weight exp(NaN) is NaN, so the sum, the output and the lse of its row are
- *   NaN (and so is every probability of the row); other rows are unaffected.
- *   A +inf entry makes its row NaN the same way (inf - inf).
+ * - NaN follows the course's one rule for a max (fa_max_nan(), fa_math.h): a
+ *   NaN entry makes the running max NaN from its chunk on, and with it every
+ *   weight, the sum, the output and the lse of its row (and every probability
+ *   of the row); other rows are unaffected. A +inf entry makes its row NaN
+ *   too (its weight is exp(inf - inf)).
  *
  * A failing call returns a status and records a message that names the
  * argument, its value and what was expected (see fa_last_error()).
@@ -40,9 +42,11 @@
 #ifndef ONLINE_H
 #define ONLINE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-#include "fa_attention_ref.h"
+#include "fa_index.h"
+#include "fa_mask.h"
 #include "fa_status.h"
 
 #if FA_HAVE_CUDA
@@ -54,25 +58,32 @@ extern "C" {
 #endif
 
 /**
- * Marks the small helpers below as callable from kernels too, when the header
- * is read by nvcc; a C compiler sees plain `static inline` functions.
+ * Launch shapes of the stage, shared by the kernels, the launch code
+ * (harness/launch.cu), the CPU model and the bounds.
  */
-#ifdef __CUDACC__
-#define ONLINE_HOST_DEVICE __host__ __device__
-#else
-#define ONLINE_HOST_DEVICE
-#endif
-
-/** Launch shapes of the stage, shared by the kernels, the CPU model and the bounds. */
 enum {
     ONLINE_TRACE_THREADS = 128,       /**< threads per block of the traces (one thread per row) */
     SOFTMAX_ONLINE_CHUNK = 4,         /**< entries a thread folds into its state per update */
     SOFTMAX_ONLINE_MIN_THREADS = 32,  /**< threads per row for the shortest rows: one warp */
     SOFTMAX_ONLINE_MAX_THREADS = 256, /**< threads per row from 1024 entries on */
+    /** Warps per softmax block at most: the states the block merges across warps. */
+    SOFTMAX_ONLINE_MAX_WARPS = SOFTMAX_ONLINE_MAX_THREADS / FA_WARP_THREADS,
     ATTN_ONLINE_WARPS = 8,            /**< query rows per attention block, one per warp */
+    ATTN_ONLINE_THREADS = ATTN_ONLINE_WARPS * FA_WARP_THREADS, /**< threads per attention block */
     ATTN_ONLINE_MAX_CHUNK = 64,       /**< largest key chunk: two keys per lane */
-    ATTN_ONLINE_MAX_HEAD_DIM = 256    /**< largest head dimension: eight columns per lane */
+    /** Keys of a chunk each lane scores: lane j takes keys j and j + 32. */
+    ATTN_ONLINE_KEYS_PER_LANE = ATTN_ONLINE_MAX_CHUNK / FA_WARP_THREADS,
+    ATTN_ONLINE_MAX_HEAD_DIM = 256,   /**< largest head dimension: eight columns per lane */
+    ATTN_ONLINE_VECTOR_FLOATS = 4     /**< floats per float4: the shared tiles' unit */
 };
+
+/** Which part of the state a trace records after each chunk (the trace kernel's template argument). */
+typedef enum online_trace_op {
+    ONLINE_TRACE_MAX = 0,    /**< M13: m_t */
+    ONLINE_TRACE_CORRECTION, /**< M14: alpha_t */
+    ONLINE_TRACE_SUM,        /**< M15: l_t */
+    ONLINE_TRACE_OUTPUT      /**< M16: o_t */
+} online_trace_op;
 
 /**
  * Threads the softmax_rows_online kernel gives a row of @p n entries: the
@@ -89,27 +100,35 @@ static inline int softmax_rows_online_threads(int64_t n)
     return threads;
 }
 
-/** Chunks of a row of @p n entries cut every @p chunk entries: ceil(n / chunk) (chunk >= 1). */
-static inline ONLINE_HOST_DEVICE int64_t online_chunk_count(int64_t n, int64_t chunk)
+/** Chunks of a row of @p n entries cut every @p chunk entries (chunk >= 1): the trace's length. */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int64_t online_chunk_count(int64_t n, int64_t chunk)
 {
-    return n / chunk + (n % chunk != 0);
+    return fa_ceil_div(n, chunk);
 }
 
 /**
- * Key index where the allowed keys of query row @p i end under @p mask: key j
- * is allowed exactly when j < the returned value (a causal mask allows a
- * prefix of the keys). 0 for a row with no allowed key, which happens with
- * ::FA_MASK_CAUSAL_BOTTOM_RIGHT when @p nq > @p nk.
+ * Row stride of the attention kernel's shared tiles, in float4s: head_dim
+ * rounded up to whole float4s, then to an odd count. A lane reading its own
+ * row of a tile as float4s is served with seven other lanes in one wavefront;
+ * with an odd stride the eight rows start in eight different groups of four
+ * banks, so the read has no bank conflict.
  */
-static inline ONLINE_HOST_DEVICE int64_t attn_online_key_end(fa_mask mask, int64_t i, int64_t nq,
-                                                             int64_t nk)
+static inline FA_CONSTEXPR FA_HOST_DEVICE int attn_tile_stride4(int64_t head_dim)
 {
-    int64_t end = nk;
-    if (mask == FA_MASK_CAUSAL_TOP_LEFT)
-        end = i + 1;
-    else if (mask == FA_MASK_CAUSAL_BOTTOM_RIGHT)
-        end = i + 1 + (nk - nq);
-    return end < 0 ? 0 : (end > nk ? nk : end);
+    return (int)fa_ceil_div(head_dim, ATTN_ONLINE_VECTOR_FLOATS) | 1;
+}
+
+/**
+ * Dynamic shared memory the launch gives each attention block, in bytes: the
+ * q rows of its ::ATTN_ONLINE_WARPS warps, then one chunk of K and one of V,
+ * every row attn_tile_stride4(head_dim) float4s. At most about 138 KiB
+ * (head_dim 256, chunk 64).
+ */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int64_t attn_shared_bytes(int64_t head_dim,
+                                                                    int64_t chunk)
+{
+    return (ATTN_ONLINE_WARPS + 2 * chunk) * attn_tile_stride4(head_dim) *
+           (int64_t)(ATTN_ONLINE_VECTOR_FLOATS * sizeof(float));
 }
 
 /**
@@ -131,7 +150,7 @@ typedef struct attn_online_args {
     int64_t nk;         /**< keys, >= 0 (0: every row has no allowed key) */
     int64_t head_dim;   /**< 1 .. ::ATTN_ONLINE_MAX_HEAD_DIM */
     float scale;        /**< multiplies q.k; finite (1/sqrt(head_dim) usually) */
-    fa_mask mask;       /**< none, causal top-left or causal bottom-right */
+    fa_mask mask;       /**< none, causal top-left or causal bottom-right (fa_mask_key_range()) */
     int64_t chunk;      /**< keys per chunk, 1 .. ::ATTN_ONLINE_MAX_CHUNK */
 } attn_online_args;
 
@@ -201,21 +220,21 @@ fa_status attn_rows_online_validate(const attn_online_args *args);
 /**
  * M13: the running max after every chunk of every row.
  *
- * Row r of x is cut into T = ceil(n / chunk) chunks of @p chunk entries (the
- * last one shorter). After chunk t, max_trace[r * T + t] = max of
- * x[r][0 .. min((t + 1) chunk, n)), -inf while every entry so far is -inf.
- * The max is exact (max never rounds), so the trace is known bit for bit;
- * NaN entries are ignored (see the file comment).
+ * Row r of x is cut into T = online_chunk_count(n, chunk) chunks of @p chunk
+ * entries (the last one shorter). After chunk t, max_trace[r * T + t] = max
+ * of x[r][0 .. min((t + 1) chunk, n)), -inf while every entry so far is
+ * -inf, NaN from the chunk of a NaN entry on. The max is exact (max never
+ * rounds), so the trace is known bit for bit.
  *
  * @param x          [rows][n] row-major
- * @param max_trace  [rows][T] row-major, T = online_chunk_count(n, chunk)
+ * @param max_trace  [rows][T] row-major
  * @param rows       >= 0
  * @param n          >= 0 (0: no chunk, nothing written)
  * @param chunk      entries per chunk, >= 1 (chunk >= n: one chunk)
  * @param stream     the stream the kernel is enqueued on
  * @return as online_max_trace_validate(), or ::FA_ERR_CUDA / ::FA_ERR_NO_DEVICE
  *         when the launch fails; the learner's twin returns
- *         ::FA_ERR_NOT_IMPLEMENTED until its kernel is written.
+ *         ::FA_ERR_NOT_IMPLEMENTED while its file holds `FA_TODO(13);`.
  */
 fa_status ref_online_max_trace(const float *x, float *max_trace, int64_t rows, int64_t n,
                                int64_t chunk, cudaStream_t stream);
@@ -228,7 +247,8 @@ fa_status learner_online_max_trace(const float *x, float *max_trace, int64_t row
  * [0, 1], with the chunks and m_t of ref_online_max_trace(): the factor that
  * rescales what was summed against the old max to the new one. It is 1 when
  * the max did not rise and 0 when the state before the chunk was empty
- * (m_(t-1) = -inf, which includes t = 0): nothing to rescale, and never NaN.
+ * (m_(t-1) = -inf, which includes t = 0): nothing to rescale, and never NaN
+ * unless the row holds a NaN.
  *
  * @param x                 [rows][n] row-major
  * @param correction_trace  [rows][T] row-major, T = online_chunk_count(n, chunk)
@@ -237,7 +257,8 @@ fa_status learner_online_max_trace(const float *x, float *max_trace, int64_t row
  * @param chunk             entries per chunk, >= 1
  * @param stream            the stream the kernel is enqueued on
  * @return as online_correction_trace_validate(), or a launch failure; the
- *         learner's twin returns ::FA_ERR_NOT_IMPLEMENTED until written.
+ *         learner's twin returns ::FA_ERR_NOT_IMPLEMENTED while its file
+ *         holds `FA_TODO(14);`.
  */
 fa_status ref_online_correction_trace(const float *x, float *correction_trace, int64_t rows,
                                       int64_t n, int64_t chunk, cudaStream_t stream);
@@ -258,8 +279,9 @@ fa_status learner_online_correction_trace(const float *x, float *correction_trac
  * @param n          >= 0 (0: no chunk, nothing written)
  * @param chunk      entries per chunk, >= 1
  * @param stream     the stream the kernel is enqueued on
- * @return as online_sum_trace_validate(), or a launch failure; the
- *         learner's twin returns ::FA_ERR_NOT_IMPLEMENTED until written.
+ * @return as online_sum_trace_validate(), or a launch failure; the learner's
+ *         twin returns ::FA_ERR_NOT_IMPLEMENTED while its file holds
+ *         `FA_TODO(15);`.
  */
 fa_status ref_online_sum_trace(const float *x, float *sum_trace, int64_t rows, int64_t n,
                                int64_t chunk, cudaStream_t stream);
@@ -283,7 +305,8 @@ fa_status learner_online_sum_trace(const float *x, float *sum_trace, int64_t row
  * @param chunk         entries per chunk, >= 1
  * @param stream        the stream the kernel is enqueued on
  * @return as online_output_trace_validate(), or a launch failure; the
- *         learner's twin returns ::FA_ERR_NOT_IMPLEMENTED until written.
+ *         learner's twin returns ::FA_ERR_NOT_IMPLEMENTED while its file
+ *         holds `FA_TODO(16);`.
  */
 fa_status ref_online_output_trace(const float *x, const float *v, float *output_trace,
                                   int64_t rows, int64_t n, int64_t chunk, cudaStream_t stream);
@@ -315,7 +338,8 @@ fa_status learner_online_output_trace(const float *x, const float *v, float *out
  * @param n       >= 0, any length
  * @param stream  the stream the kernel is enqueued on
  * @return as softmax_rows_online_validate(), or a launch failure; the
- *         learner's twin returns ::FA_ERR_NOT_IMPLEMENTED until written.
+ *         learner's twin returns ::FA_ERR_NOT_IMPLEMENTED while its file
+ *         holds `FA_TODO(15);`.
  */
 fa_status ref_softmax_rows_online(const float *x, float *p, float *lse, int64_t rows, int64_t n,
                                   cudaStream_t stream);
@@ -326,33 +350,32 @@ fa_status learner_softmax_rows_online(const float *x, float *p, float *lse, int6
 /**
  * M16, the complete kernel: attention with online softmax, one query row per
  * warp. For row i of head h in batch b: s_j = scale q_i . k_j over the
- * allowed keys j < attn_online_key_end(mask, i, nq, nk), visited in chunks of
+ * allowed keys j of fa_mask_key_range(mask, i, nq, nk), visited in chunks of
  * args->chunk keys in order; o_i = sum_j exp(s_j - m) v_j / l and
  * lse_i = m + ln l, with the state (m, l, o) updated once per chunk. S and P
  * are never stored: Q, K, V are read and O written, nothing else.
  *
  * A block takes ::ATTN_ONLINE_WARPS consecutive rows of one (batch, head),
- * one per warp, and copies each chunk of K and V into shared memory once for
- * all of them; it stops after the last chunk any of its rows may see. The
- * per-row arithmetic is that of one warp alone, so the result of a row does
- * not depend on its neighbours. Shared memory per block:
- * (::ATTN_ONLINE_WARPS + 2 chunk) rows of head_dim floats (padded), at most
- * about 138 KiB (head_dim 256, chunk 64): more than 48 KiB is opted into on
- * each launch. A call needing more than the device's opt-in limit (sm_86 and
- * sm_89 offer 99 KiB) returns ::FA_ERR_UNSUPPORTED naming head_dim, chunk and
- * both byte counts; a smaller chunk then fits.
+ * one per warp, with attn_shared_bytes(head_dim, chunk) bytes of dynamic
+ * shared memory, above 48 KiB opted into on each launch. A call needing more
+ * than the device's opt-in limit (sm_86 and sm_89 offer 99 KiB) returns
+ * ::FA_ERR_UNSUPPORTED naming head_dim, chunk and both byte counts; a smaller
+ * chunk then fits. The reference copies each chunk of K and V into that
+ * memory once for all its rows and stops after the last chunk any of its
+ * rows may see; the per-row arithmetic is that of one warp alone, so the
+ * result of a row does not depend on its neighbours.
  *
  * fp32 throughout: dot products by FMA in the order d = 0..head_dim-1, expf,
  * one division per output. A row with no allowed key gets o = 0 and
- * lse = -inf. Judged by the blocked online bound of NUMERICS.md with
+ * lse = -inf. Judged by the blocked online bound of \ref numerics with
  * block_n = args->chunk.
  *
  * @param args    the problem (see ::attn_online_args)
  * @param stream  the stream the kernel is enqueued on
  * @return as attn_rows_online_validate(), ::FA_ERR_UNSUPPORTED when the
  *         tiles exceed the device's shared memory per block, or a launch
- *         failure; the learner's twin returns ::FA_ERR_NOT_IMPLEMENTED until
- *         written.
+ *         failure; the learner's twin returns ::FA_ERR_NOT_IMPLEMENTED while
+ *         its file holds `FA_TODO(16);`.
  */
 fa_status ref_attn_rows_online(const attn_online_args *args, cudaStream_t stream);
 /** The learner's online attention, same contract as ref_attn_rows_online(). */

@@ -7,5 +7,5 @@
 
 int main(int argc, char **argv)
 {
-    return fa_stage_main(argc, argv, 4, stage04_checks, stage04_check_count, stage04_bench);
+    return fa_stage_main(argc, argv, &stage04);
 }

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "fa_math.h"
 #include "fa_reference.h"
 #include "fa_softmax_ref.h"
 #include "model.h"
@@ -61,10 +62,11 @@ void online_ref_trace_row(const float *x, const float *v, int64_t n, int64_t chu
 
         double max_new = max;
         for (int64_t j = start; j < end; ++j)
-            max_new = fmax(max_new, (double)x[j]); /* fmax ignores NaN, as fmaxf */
+            max_new = fa_max_nan_double(max_new, (double)x[j]); /* NaN kept, as fa_max_nan() */
 
-        double alpha = 0.0, alpha_bound = 0.0;
-        if (max != -INFINITY) {
+        /* A NaN max makes alpha NaN even from the empty state: exp(-inf - NaN). */
+        double alpha = isnan(max_new) ? max_new : 0.0, alpha_bound = 0.0;
+        if (max != -INFINITY && !isnan(max_new)) {
             const double argument = max - max_offset(max_new);
             alpha = exp(argument);
             if (isfinite(alpha))
@@ -82,7 +84,7 @@ void online_ref_trace_row(const float *x, const float *v, int64_t n, int64_t chu
             const double eta = fa_softmax_exp_error((double)x[j] - max_new);
             terms.sum += weight;
             terms.sum_eta += weight * eta;
-            terms.eta_max = fmax(terms.eta_max, eta);
+            terms.eta_max = fa_max_nan_double(terms.eta_max, eta);
             terms.allowed++;
             if (v != NULL) {
                 terms.out += weight * (double)v[j];
@@ -126,6 +128,25 @@ void online_ref_trace_row(const float *x, const float *v, int64_t n, int64_t chu
 }
 
 /* ---- attention ---------------------------------------------------------------------------- */
+
+fa_attn_problem online_attn_problem(const attn_online_args *args)
+{
+    const fa_attn_problem p = {
+        .batch = args->batch,
+        .heads_q = args->heads_q,
+        .heads_kv = args->heads_kv,
+        .nq = args->nq,
+        .nk = args->nk,
+        .head_dim = args->head_dim,
+        .scale = args->scale,
+        .mask = args->mask,
+        .key_length = NULL,
+        .q = fa_view_bhnd(args->q, FA_F32, args->heads_q, args->nq, args->head_dim),
+        .k = fa_view_bhnd(args->k, FA_F32, args->heads_kv, args->nk, args->head_dim),
+        .v = fa_view_bhnd(args->v, FA_F32, args->heads_kv, args->nk, args->head_dim),
+    };
+    return p;
+}
 
 fa_attn_method online_attn_method(int64_t chunk)
 {

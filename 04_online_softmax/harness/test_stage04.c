@@ -8,13 +8,16 @@
  * direct sum; the model against the double reference within the bounds; the
  * properties (chunk-size invariance, merge commutativity, associativity and
  * identity, shift invariance, extreme scores, maxima that rise late or never);
- * classic mistakes the bounds must reject; bad input for every launcher.
+ * classic mistakes the bounds must reject; the NaN rule (a NaN entry makes
+ * the running max, and with it the row, NaN); bad input for every launcher,
+ * at the edges of every overflow check; every driver flag.
  *
  * `test_stage04 gpu` (exit 77 without a usable GPU): every milestone's check
- * on the reference kernels; the running max bit for bit and the correction
- * factor within two exp budgets of the model; nothing written past an output
- * and every output written; NaN reaching exactly the affected rows; the
- * properties again on the kernels; the checker rejecting a wrong element.
+ * on the reference kernels; `--case` and the problem flags; the running max
+ * bit for bit and the correction factor within two exp budgets of the model;
+ * nothing written past an output and every output written; NaN reaching
+ * exactly the affected rows; the properties again on the kernels; the checker
+ * rejecting a wrong element.
  */
 #include <float.h>
 #include <math.h>
@@ -26,10 +29,14 @@
 
 #include "fa_attention_ref.h"
 #include "fa_check.h"
+#include "fa_cli.h"
 #include "fa_index.h"
+#include "fa_math.h"
+#include "fa_problem.h"
 #include "fa_reference.h"
 #include "fa_rng.h"
 #include "fa_softmax_ref.h"
+#include "fa_stage.h"
 #include "fa_status.h"
 #include "fa_test.h"
 #include "fixtures.h"
@@ -41,7 +48,7 @@
 #if FA_HAVE_CUDA
 #include "checks.h"
 #include "fa_device.h"
-#include "fa_stage.h"
+#include "runners.h"
 #endif
 
 #define COUNT_OF(array) ((int)(sizeof(array) / sizeof((array)[0])))
@@ -87,7 +94,7 @@ static bool agree(double a, double b)
 {
     if (!isfinite(a) || !isfinite(b))
         return (isnan(a) && isnan(b)) || a == b;
-    return fabs(a - b) <= DOUBLE_AGREEMENT * fmax(1.0, fabs(b));
+    return fabs(a - b) <= DOUBLE_AGREEMENT * fa_max_nan_double(1.0, fabs(b));
 }
 
 /** fa_check_covers() with a report; prints the worst coordinate when it fails. */
@@ -187,28 +194,9 @@ static double traces_worst_ratio(const row_traces *t, bool *all_covered)
     for (int i = 0; i < 4; ++i) {
         if (r[i].uncovered > 0 && !(r[i].worst_ratio > 0.0))
             return INFINITY; /* a NaN or an infinity where the reference is finite */
-        worst = fmax(worst, r[i].worst_ratio);
+        worst = fa_max_nan_double(worst, r[i].worst_ratio);
     }
     return worst;
-}
-
-static fa_attn_problem problem_of(const attn_online_args *a)
-{
-    const fa_attn_problem p = {
-        .batch = a->batch,
-        .heads_q = a->heads_q,
-        .heads_kv = a->heads_kv,
-        .nq = a->nq,
-        .nk = a->nk,
-        .head_dim = a->head_dim,
-        .scale = a->scale,
-        .mask = a->mask,
-        .key_length = NULL,
-        .q = fa_view_bhnd(a->q, FA_F32, a->heads_q, a->nq, a->head_dim),
-        .k = fa_view_bhnd(a->k, FA_F32, a->heads_kv, a->nk, a->head_dim),
-        .v = fa_view_bhnd(a->v, FA_F32, a->heads_kv, a->nk, a->head_dim),
-    };
-    return p;
 }
 
 /** A written-out attention fixture as a problem writing into @p o and @p lse (may be NULL). */
@@ -299,7 +287,7 @@ static void test_fixture_arithmetic(fa_tests *t)
     for (int f = 0; f < online_attn_fixture_count; ++f) {
         const online_attn_fixture *fx = &online_attn_fixtures[f];
         const attn_online_args args = fixture_args(fx, NULL, NULL);
-        const fa_attn_problem problem = problem_of(&args);
+        const fa_attn_problem problem = online_attn_problem(&args);
         fa_attn_method method = {0};
         method.block_n = fx->chunk;
         fa_attn_reference ref;
@@ -326,7 +314,7 @@ static void test_fixture_arithmetic(fa_tests *t)
 static bool attention_covered(const char *label, const attn_online_args *a, int64_t chunk,
                               const double *o_want, const double *lse_want, double *worst)
 {
-    const fa_attn_problem problem = problem_of(a);
+    const fa_attn_problem problem = online_attn_problem(a);
     const fa_attn_method method = online_attn_method(chunk);
     fa_attn_reference ref;
     if (fa_attention_reference(&problem, &method, &ref) != FA_OK) {
@@ -340,7 +328,7 @@ static bool attention_covered(const char *label, const attn_online_args *a, int6
     const bool lse_ok = covered(label, a->lse, lse_want ? lse_want : ref.lse, ref.lse_bound, rows,
                                 &lse_report);
     if (worst != NULL)
-        *worst = fmax(o_report.worst_ratio, lse_report.worst_ratio);
+        *worst = fa_max_nan_double(o_report.worst_ratio, lse_report.worst_ratio);
     fa_attn_reference_free(&ref);
     return o_ok && lse_ok;
 }
@@ -388,7 +376,7 @@ static void test_invariant(fa_tests *t)
                 const int64_t end = (c + 1) * chunks[k] < n ? (c + 1) * chunks[k] : n;
                 double m = -INFINITY;
                 for (int64_t j = 0; j < end; ++j)
-                    m = fmax(m, x[r * n + j]);
+                    m = fa_max_nan_double(m, x[r * n + j]);
                 fa_ksum l = {0}, o = {0};
                 for (int64_t j = 0; j < end && m != -INFINITY; ++j) {
                     const double e = exp((double)x[r * n + j] - m);
@@ -398,7 +386,7 @@ static void test_invariant(fa_tests *t)
                 }
                 failures += !(agree(m, tr.ref_max[c]) && agree(fa_ksum_value(&l), tr.ref_sum[c]) &&
                               fabs(fa_ksum_value(&o) - tr.ref_output[c]) <=
-                                  DOUBLE_AGREEMENT * fmax(1.0, fa_ksum_value(&l)));
+                                  DOUBLE_AGREEMENT * fa_max_nan_double(1.0, fa_ksum_value(&l)));
             }
             traces_free(&tr);
         }
@@ -456,7 +444,7 @@ static bool softmax_geometry_covered(const float *x, int64_t n, int threads, int
     const bool p_ok = fa_check_covers(p, ref_p, p_bound, n, &pr);
     const bool lse_ok = fa_check_covers(&lse, &ref_lse, &lse_bound, 1, &lr);
     if (worst != NULL)
-        *worst = fmax(pr.worst_ratio, lr.worst_ratio);
+        *worst = fa_max_nan_double(pr.worst_ratio, lr.worst_ratio);
     return p_ok && lse_ok;
 }
 
@@ -677,7 +665,7 @@ static void test_chunk_invariance_attention(fa_tests *t)
     }
     /* Every chunk's output is within its own bound of the one exact o, so
      * two of them differ by at most the sum of the bounds. */
-    const fa_attn_problem problem = problem_of(&h.args);
+    const fa_attn_problem problem = online_attn_problem(&h.args);
     for (int k = 1; k < COUNT_OF(chunks); ++k) {
         const fa_attn_method m0 = online_attn_method(chunks[0]);
         const fa_attn_method mk = online_attn_method(chunks[k]);
@@ -726,7 +714,7 @@ static segment_state merge_segments(segment_state a, segment_state b)
 /** Merging without the correction factors: the classic mistake a merge bound must reject. */
 static segment_state merge_segments_unscaled(segment_state a, segment_state b)
 {
-    const segment_state merged = {{fmaxf(a.state.max, b.state.max), a.state.sum + b.state.sum},
+    const segment_state merged = {{fa_max_nan(a.state.max, b.state.max), a.state.sum + b.state.sum},
                                   a.out + b.out};
     return merged;
 }
@@ -818,7 +806,7 @@ static void test_merge_properties(fa_tests *t)
         if (a.state.max != b.state.max || b.state.max != c.state.max) {
             const segment_state wrong =
                 merge_segments_unscaled(merge_segments_unscaled(c, a), b);
-            const double ratio = fmax(fabs(wrong.state.sum - ref.sum) / ref.sum_bound,
+            const double ratio = fa_max_nan_double(fabs(wrong.state.sum - ref.sum) / ref.sum_bound,
                                       fabs(wrong.out - ref.output) / ref.output_bound);
             FA_EXPECT(t, ratio > MUTATION_MARGIN,
                       "%s row: a merge without correction factors must be rejected (err/bound "
@@ -969,6 +957,68 @@ static void test_counted_bytes(fa_tests *t)
               (long long)naive_attn_bytes(2, 3, 4));
 }
 
+/**
+ * The course's NaN rule on the model: a NaN entry makes the running max NaN
+ * from its chunk on (fa_max_nan(); `fmaxf` would drop it), and with it alpha,
+ * l and o; the chunks before it are untouched, the reference agrees, and the
+ * softmax of its row is NaN everywhere. A merge with a NaN state is NaN in
+ * both orders.
+ */
+static void test_nan_rule(fa_tests *t)
+{
+    const int64_t n = 40, chunk = 8, nan_at = 19; /* in chunk 2 */
+    float x[40], v[40], p[40], lse;
+    fa_rng rng;
+    fa_rng_seed(&rng, SEED, 13);
+    fill_normal(x, n, 2.0, &rng);
+    fill_normal(v, n, 1.0, &rng);
+    row_traces clean = traces_new(n, chunk), dirty = traces_new(n, chunk);
+    traces_compute(&clean, x, v, n, chunk, ONLINE_NO_MISTAKE);
+    x[nan_at] = NAN;
+    traces_compute(&dirty, x, v, n, chunk, ONLINE_NO_MISTAKE);
+    bool model_ok = true, reference_ok = true;
+    for (int64_t c = 0; c < dirty.chunks; ++c) {
+        if (c < nan_at / chunk) {
+            model_ok = model_ok && same_float(dirty.max[c], clean.max[c]) &&
+                       same_float(dirty.correction[c], clean.correction[c]) &&
+                       same_float(dirty.sum[c], clean.sum[c]) &&
+                       same_float(dirty.output[c], clean.output[c]);
+        } else {
+            model_ok = model_ok && isnan(dirty.max[c]) && isnan(dirty.correction[c]) &&
+                       isnan(dirty.sum[c]) && isnan(dirty.output[c]);
+            reference_ok = reference_ok && isnan(dirty.ref_max[c]) &&
+                           isnan(dirty.ref_correction[c]) && isnan(dirty.ref_sum[c]) &&
+                           isnan(dirty.ref_output[c]);
+        }
+    }
+    bool all_covered;
+    traces_worst_ratio(&dirty, &all_covered);
+    FA_EXPECT(t, model_ok, "model: a NaN must make m, alpha, l and o NaN from its chunk on, and "
+                           "leave the chunks before it unchanged");
+    FA_EXPECT(t, reference_ok && all_covered,
+              "reference: NaN from the chunk of the NaN on, and the model covered by it");
+    traces_free(&clean);
+    traces_free(&dirty);
+
+    online_model_softmax_rows(x, p, &lse, 1, n);
+    bool all_nan = isnan(lse);
+    for (int64_t j = 0; j < n; ++j)
+        all_nan = all_nan && isnan(p[j]);
+    FA_EXPECT(t, all_nan, "model softmax: a row with a NaN must be NaN everywhere, lse too");
+
+    FA_EXPECT(t,
+              isnan(online_model_running_max(-INFINITY, NAN)) &&
+                  isnan(online_model_running_max(NAN, 3.0f)) &&
+                  online_model_running_max(-INFINITY, 3.0f) == 3.0f,
+              "the running max keeps NaN on either side");
+    const online_model_state finite = {1.0f, 2.0f}, broken = {NAN, 1.0f};
+    float alpha_a, alpha_b;
+    const online_model_state ab = online_model_merge(finite, broken, &alpha_a, &alpha_b);
+    const online_model_state ba = online_model_merge(broken, finite, &alpha_a, &alpha_b);
+    FA_EXPECT(t, isnan(ab.max) && isnan(ab.sum) && isnan(ba.max) && isnan(ba.sum),
+              "a merge with a NaN state must be NaN in both orders");
+}
+
 /* ---- CPU: the bounds reject real mistakes --------------------------------------------------- */
 
 /**
@@ -997,7 +1047,7 @@ static void test_mistakes_rejected(fa_tests *t)
             row_traces tr = traces_new(n, chunk);
             traces_compute(&tr, x[r], v, n, chunk, (online_mistake)mistake);
             bool row_covered;
-            worst = fmax(worst, traces_worst_ratio(&tr, &row_covered));
+            worst = fa_max_nan_double(worst, traces_worst_ratio(&tr, &row_covered));
             all_covered = all_covered && row_covered;
             traces_free(&tr);
         }
@@ -1043,10 +1093,24 @@ static float BUFFER[256];
 static float OTHER[256];
 #define MISALIGNED ((const float *)((const char *)OTHER + 2))
 
+/**
+ * The address @p bytes past an aligned base that no array of this program
+ * occupies: arrays of any size, up to the largest a launcher accepts (2^63
+ * bytes), can be described for the validation, which compares addresses and
+ * never dereferences them. Never passed to a launcher that would accept it.
+ */
+static float *fake_array(uint64_t bytes)
+{
+    static const uint64_t FAKE_BASE = UINT64_C(1) << 20;
+    return (float *)(uintptr_t)(FAKE_BASE + bytes);
+}
+
+/** Largest float count the launchers accept: its byte size still fits a signed 64-bit offset. */
+static const int64_t MAX_FLOATS = INT64_MAX / (int64_t)sizeof(float);
+
 typedef struct trace_bad_case {
     const char *what;
-    const float *x, *v;
-    float *trace;
+    const float *x, *v, *trace;
     int64_t rows, n, chunk;
     fa_status expected;
     const char *needle;
@@ -1073,6 +1137,46 @@ static fa_status validate_sum(const float *x, const float *v, const float *trace
     (void)v;
     return online_sum_trace_validate(x, trace, rows, n, chunk);
 }
+static fa_status validate_output(const float *x, const float *v, const float *trace, int64_t rows,
+                                 int64_t n, int64_t chunk)
+{
+    return online_output_trace_validate(x, v, trace, rows, n, chunk);
+}
+
+static const trace_validator TRACE_VALIDATORS[] = {validate_max, validate_correction,
+                                                   validate_sum, validate_output};
+static const char *const TRACE_VALIDATOR_NAMES[] = {
+    "online_max_trace_validate", "online_correction_trace_validate", "online_sum_trace_validate",
+    "online_output_trace_validate"};
+
+/** Expects @p k from the four trace validators, and from the launchers when it is refused. */
+static void expect_trace_case(fa_tests *t, const trace_bad_case *k)
+{
+    for (int f = 0; f < COUNT_OF(TRACE_VALIDATORS); ++f) {
+        fa_clear_error();
+        expect_status(t, TRACE_VALIDATOR_NAMES[f], k->what,
+                      TRACE_VALIDATORS[f](k->x, k->v, k->trace, k->rows, k->n, k->chunk),
+                      k->expected, k->needle);
+    }
+#if FA_HAVE_CUDA
+    /* An accepted call with elements would launch: only the empty ones go on. */
+    if (k->expected == FA_OK && k->rows != 0 && k->n != 0)
+        return;
+    float *trace = (float *)k->trace; /* never written: refused, or no element */
+    for (int op = ONLINE_TRACE_MAX; op <= ONLINE_TRACE_OUTPUT; ++op) {
+        fa_clear_error();
+        expect_status(t, online_trace_name((online_trace_op)op), k->what,
+                      online_launch_trace(FA_IMPL_REFERENCE, (online_trace_op)op, k->x, k->v, trace,
+                                          k->rows, k->n, k->chunk, 0),
+                      k->expected, k->needle);
+        fa_clear_error();
+        expect_learner_status(t, online_trace_name((online_trace_op)op), k->what,
+                              online_launch_trace(FA_IMPL_LEARNER, (online_trace_op)op, k->x, k->v,
+                                                  trace, k->rows, k->n, k->chunk, 0),
+                              k->expected, k->needle);
+    }
+#endif
+}
 
 static void test_trace_bad_input(fa_tests *t)
 {
@@ -1085,60 +1189,35 @@ static void test_trace_bad_input(fa_tests *t)
         {"x NULL", NULL, OTHER, OTHER, 2, 4, 2, FA_ERR_NULL_POINTER, "x = NULL"},
         {"trace NULL", BUFFER, OTHER + 64, NULL, 2, 4, 2, FA_ERR_NULL_POINTER, "trace = NULL"},
         {"x misaligned", MISALIGNED, OTHER + 64, OTHER + 128, 2, 4, 2, FA_ERR_MISALIGNED, "x = "},
+        {"trace misaligned", BUFFER, OTHER + 64, MISALIGNED, 2, 4, 2, FA_ERR_MISALIGNED,
+         "trace = "},
         {"trace overlaps x", BUFFER, OTHER, BUFFER + 3, 2, 4, 2, FA_ERR_INVALID_ARGUMENT,
          "overlaps x"},
         {"rows * n overflows", BUFFER, OTHER, OTHER + 64, huge, 4, 2, FA_ERR_OVERFLOW, "rows * n"},
         {"no rows: NULL is fine", NULL, NULL, NULL, 0, 4, 2, FA_OK, ""},
         {"empty rows: NULL is fine", NULL, NULL, NULL, 3, 0, 2, FA_OK, ""},
+        /* The overflow checks at their edges: the largest call each accepts and the
+         * smallest it refuses (arrays described by address only). */
+        {"rows * n at the largest float count", fake_array(4096), fake_array(4096), fake_array(0),
+         1, MAX_FLOATS, MAX_FLOATS, FA_OK, ""},
+        {"rows * n one float beyond", fake_array(4096), fake_array(4096), fake_array(0), 1,
+         MAX_FLOATS + 1, MAX_FLOATS, FA_ERR_OVERFLOW, "rows * n"},
+        {"rows filling the grid", fake_array(UINT64_C(1) << 42), fake_array(UINT64_C(1) << 42),
+         fake_array(0), FA_MAX_GRID_X * ONLINE_TRACE_THREADS, 1, 1, FA_OK, ""},
+        {"one row more than the grid holds", fake_array(UINT64_C(1) << 42),
+         fake_array(UINT64_C(1) << 42), fake_array(0), FA_MAX_GRID_X * ONLINE_TRACE_THREADS + 1,
+         1, 1, FA_ERR_OVERFLOW, "one thread per row"},
     };
-    const trace_validator validators[] = {validate_max, validate_correction, validate_sum};
-    const char *names[] = {"online_max_trace_validate", "online_correction_trace_validate",
-                           "online_sum_trace_validate"};
-    for (int c = 0; c < COUNT_OF(cases); ++c) {
-        const trace_bad_case *k = &cases[c];
-        for (int f = 0; f < COUNT_OF(validators); ++f) {
-            fa_clear_error();
-            expect_status(t, names[f], k->what,
-                          validators[f](k->x, k->v, k->trace, k->rows, k->n, k->chunk), k->expected,
-                          k->needle);
-        }
-        fa_clear_error();
-        expect_status(t, "online_output_trace_validate", k->what,
-                      online_output_trace_validate(k->x, k->v, k->trace, k->rows, k->n, k->chunk),
-                      k->expected, k->needle);
-#if FA_HAVE_CUDA
-        expect_status(t, "ref_online_max_trace", k->what,
-                      ref_online_max_trace(k->x, k->trace, k->rows, k->n, k->chunk, 0), k->expected,
-                      k->needle);
-        expect_status(t, "ref_online_correction_trace", k->what,
-                      ref_online_correction_trace(k->x, k->trace, k->rows, k->n, k->chunk, 0),
-                      k->expected, k->needle);
-        expect_status(t, "ref_online_sum_trace", k->what,
-                      ref_online_sum_trace(k->x, k->trace, k->rows, k->n, k->chunk, 0), k->expected,
-                      k->needle);
-        expect_status(t, "ref_online_output_trace", k->what,
-                      ref_online_output_trace(k->x, k->v, k->trace, k->rows, k->n, k->chunk, 0),
-                      k->expected, k->needle);
-        expect_learner_status(t, "learner_online_max_trace", k->what,
-                              learner_online_max_trace(k->x, k->trace, k->rows, k->n, k->chunk, 0),
-                              k->expected, k->needle);
-        expect_learner_status(
-            t, "learner_online_correction_trace", k->what,
-            learner_online_correction_trace(k->x, k->trace, k->rows, k->n, k->chunk, 0),
-            k->expected, k->needle);
-        expect_learner_status(t, "learner_online_sum_trace", k->what,
-                              learner_online_sum_trace(k->x, k->trace, k->rows, k->n, k->chunk, 0),
-                              k->expected, k->needle);
-        expect_learner_status(
-            t, "learner_online_output_trace", k->what,
-            learner_online_output_trace(k->x, k->v, k->trace, k->rows, k->n, k->chunk, 0),
-            k->expected, k->needle);
-#endif
-    }
+    for (int c = 0; c < COUNT_OF(cases); ++c)
+        expect_trace_case(t, &cases[c]);
+
     /* The values of the output trace are checked like x. */
     expect_status(t, "online_output_trace_validate", "v NULL",
                   online_output_trace_validate(BUFFER, NULL, OTHER, 2, 4, 2), FA_ERR_NULL_POINTER,
                   "v = NULL");
+    expect_status(t, "online_output_trace_validate", "v misaligned",
+                  online_output_trace_validate(BUFFER, MISALIGNED, OTHER + 64, 2, 4, 2),
+                  FA_ERR_MISALIGNED, "v = ");
     expect_status(t, "online_output_trace_validate", "trace overlaps v",
                   online_output_trace_validate(BUFFER, OTHER, OTHER + 7, 2, 4, 2),
                   FA_ERR_INVALID_ARGUMENT, "overlaps v");
@@ -1146,8 +1225,7 @@ static void test_trace_bad_input(fa_tests *t)
 
 typedef struct softmax_bad_case {
     const char *what;
-    const float *x;
-    float *p, *lse;
+    const float *x, *p, *lse;
     int64_t rows, n;
     fa_status expected;
     const char *needle;
@@ -1155,6 +1233,7 @@ typedef struct softmax_bad_case {
 
 static void test_softmax_bad_input(fa_tests *t)
 {
+    const uint64_t half = UINT64_C(1) << 62; /* 2^63 bytes apart: past the largest x */
     const softmax_bad_case cases[] = {
         {"rows < 0", BUFFER, OTHER, NULL, -2, 4, FA_ERR_INVALID_SIZE, "rows = -2"},
         {"n < 0", BUFFER, OTHER, NULL, 2, -1, FA_ERR_INVALID_SIZE, "n = -1"},
@@ -1164,11 +1243,21 @@ static void test_softmax_bad_input(fa_tests *t)
          "rows * n"},
         {"x NULL", NULL, OTHER, NULL, 2, 4, FA_ERR_NULL_POINTER, "x = NULL"},
         {"p NULL", BUFFER, NULL, NULL, 2, 4, FA_ERR_NULL_POINTER, "p = NULL"},
-        {"lse misaligned", BUFFER, OTHER, (float *)MISALIGNED + 64, 2, 4, FA_ERR_MISALIGNED, "lse"},
+        {"x misaligned", MISALIGNED, BUFFER, NULL, 2, 4, FA_ERR_MISALIGNED, "x = "},
+        {"p misaligned", BUFFER, MISALIGNED, NULL, 2, 4, FA_ERR_MISALIGNED, "p = "},
+        {"lse misaligned", BUFFER, OTHER, MISALIGNED + 64, 2, 4, FA_ERR_MISALIGNED, "lse"},
         {"p overlaps x", BUFFER, BUFFER + 5, NULL, 2, 4, FA_ERR_INVALID_ARGUMENT, "overlaps x"},
+        {"lse overlaps x", BUFFER, OTHER, BUFFER + 7, 2, 4, FA_ERR_INVALID_ARGUMENT, "overlaps x"},
         {"lse overlaps p", BUFFER, OTHER, OTHER + 7, 2, 4, FA_ERR_INVALID_ARGUMENT, "overlaps p"},
         {"no rows: NULL is fine", NULL, NULL, NULL, 0, 4, FA_OK, ""},
         {"empty rows with lse: x, p NULL", NULL, NULL, OTHER, 3, 0, FA_OK, ""},
+        /* The edges: the largest grid and float count accepted, the smallest refused. */
+        {"rows filling the grid", fake_array(0), fake_array(UINT64_C(1) << 34), NULL,
+         FA_MAX_GRID_X, 1, FA_OK, ""},
+        {"rows * n at the largest float count", fake_array(0), fake_array(2 * half), NULL, 1,
+         MAX_FLOATS, FA_OK, ""},
+        {"rows * n one float beyond", fake_array(0), fake_array(2 * half), NULL, 1, MAX_FLOATS + 1,
+         FA_ERR_OVERFLOW, "rows * n"},
     };
     for (int c = 0; c < COUNT_OF(cases); ++c) {
         const softmax_bad_case *k = &cases[c];
@@ -1179,11 +1268,15 @@ static void test_softmax_bad_input(fa_tests *t)
 #if FA_HAVE_CUDA
         if (k->expected == FA_OK)
             continue; /* an allowed call would launch: the GPU tests run those */
+        fa_clear_error();
         expect_status(t, "ref_softmax_rows_online", k->what,
-                      ref_softmax_rows_online(k->x, k->p, k->lse, k->rows, k->n, 0), k->expected,
-                      k->needle);
+                      ref_softmax_rows_online(k->x, (float *)k->p, (float *)k->lse, k->rows, k->n,
+                                              0),
+                      k->expected, k->needle);
+        fa_clear_error();
         expect_learner_status(t, "learner_softmax_rows_online", k->what,
-                              learner_softmax_rows_online(k->x, k->p, k->lse, k->rows, k->n, 0),
+                              learner_softmax_rows_online(k->x, (float *)k->p, (float *)k->lse,
+                                                          k->rows, k->n, 0),
                               k->expected, k->needle);
 #endif
     }
@@ -1209,6 +1302,30 @@ static attn_online_args valid_args(void)
     return a;
 }
 
+/**
+ * One head of one query and one key, every tensor described by address only,
+ * ready to be stretched to an edge: q at 0, o at 4 KiB, lse at 8 KiB, k = v
+ * (inputs may share memory) at 1 MiB.
+ */
+static attn_online_args edge_args(void)
+{
+    const attn_online_args a = {.q = fake_array(0),
+                                .k = fake_array(UINT64_C(1) << 20),
+                                .v = fake_array(UINT64_C(1) << 20),
+                                .o = fake_array(4096),
+                                .lse = fake_array(8192),
+                                .batch = 1,
+                                .heads_q = 1,
+                                .heads_kv = 1,
+                                .nq = 1,
+                                .nk = 1,
+                                .head_dim = 1,
+                                .scale = 1.0f,
+                                .mask = FA_MASK_NONE,
+                                .chunk = 1};
+    return a;
+}
+
 static void expect_attention_status(fa_tests *t, const char *what, const attn_online_args *a,
                                     fa_status expected, const char *needle)
 {
@@ -1218,7 +1335,9 @@ static void expect_attention_status(fa_tests *t, const char *what, const attn_on
 #if FA_HAVE_CUDA
     if (expected == FA_OK)
         return;
+    fa_clear_error();
     expect_status(t, "ref_attn_rows_online", what, ref_attn_rows_online(a, 0), expected, needle);
+    fa_clear_error();
     expect_learner_status(t, "learner_attn_rows_online", what, learner_attn_rows_online(a, 0),
                           expected, needle);
 #endif
@@ -1254,6 +1373,10 @@ static void test_attention_bad_input(fa_tests *t)
     a = valid_args();
     a.scale = NAN;
     expect_attention_status(t, "scale NaN", &a, FA_ERR_INVALID_ARGUMENT, "scale");
+    a.scale = INFINITY;
+    expect_attention_status(t, "scale +inf", &a, FA_ERR_INVALID_ARGUMENT, "scale = inf");
+    a.scale = -INFINITY;
+    expect_attention_status(t, "scale -inf", &a, FA_ERR_INVALID_ARGUMENT, "scale = -inf");
     a = valid_args();
     a.mask = (fa_mask)7;
     expect_attention_status(t, "mask 7", &a, FA_ERR_INVALID_ARGUMENT, "mask = 7");
@@ -1261,14 +1384,33 @@ static void test_attention_bad_input(fa_tests *t)
     a.q = NULL;
     expect_attention_status(t, "q NULL", &a, FA_ERR_NULL_POINTER, "q = NULL");
     a = valid_args();
+    a.k = NULL;
+    expect_attention_status(t, "k NULL", &a, FA_ERR_NULL_POINTER, "k = NULL");
+    a = valid_args();
+    a.v = NULL;
+    expect_attention_status(t, "v NULL", &a, FA_ERR_NULL_POINTER, "v = NULL");
+    a = valid_args();
+    a.o = NULL;
+    expect_attention_status(t, "o NULL", &a, FA_ERR_NULL_POINTER, "o = NULL");
+    a = valid_args();
     a.v = MISALIGNED;
     expect_attention_status(t, "v misaligned", &a, FA_ERR_MISALIGNED, "v = ");
     a = valid_args();
     a.o = BUFFER + 70;
     expect_attention_status(t, "o overlaps k", &a, FA_ERR_INVALID_ARGUMENT, "overlaps k");
+    a.o = BUFFER + 10;
+    expect_attention_status(t, "o overlaps q", &a, FA_ERR_INVALID_ARGUMENT, "overlaps q");
+    a.o = BUFFER + 140;
+    expect_attention_status(t, "o overlaps v", &a, FA_ERR_INVALID_ARGUMENT, "overlaps v");
     a = valid_args();
     a.lse = OTHER + 3;
     expect_attention_status(t, "lse overlaps o", &a, FA_ERR_INVALID_ARGUMENT, "overlaps o");
+    a.lse = BUFFER + 2;
+    expect_attention_status(t, "lse overlaps q", &a, FA_ERR_INVALID_ARGUMENT, "overlaps q");
+    a.lse = BUFFER + 66;
+    expect_attention_status(t, "lse overlaps k", &a, FA_ERR_INVALID_ARGUMENT, "overlaps k");
+    a.lse = BUFFER + 130;
+    expect_attention_status(t, "lse overlaps v", &a, FA_ERR_INVALID_ARGUMENT, "overlaps v");
     a = valid_args();
     a.nq = INT64_MAX / 4;
     expect_attention_status(t, "q overflows", &a, FA_ERR_OVERFLOW, "batch * heads_q * nq");
@@ -1286,31 +1428,101 @@ static void test_attention_bad_input(fa_tests *t)
     expect_status(t, "ref_attn_rows_online", "no rows: returns before the GPU",
                   ref_attn_rows_online(&a, 0), FA_OK, "");
 #endif
+
+    /* The overflow checks at their edges: the largest problem each accepts, the
+     * smallest it refuses. */
+    a = edge_args();
+    a.nq = FA_MAX_GRID_X * ATTN_ONLINE_WARPS; /* q and o: 2^36 bytes each */
+    a.o = fake_array(UINT64_C(1) << 37);
+    a.lse = fake_array(UINT64_C(1) << 38);
+    expect_attention_status(t, "rows filling the grid", &a, FA_OK, "");
+    a = edge_args();
+    a.nk = MAX_FLOATS; /* k and v: 2^63 - 4 bytes */
+    expect_attention_status(t, "k, v at the largest float count", &a, FA_OK, "");
+    a.nk = MAX_FLOATS + 1;
+    expect_attention_status(t, "k, v one float beyond", &a, FA_ERR_OVERFLOW,
+                            "batch * heads_kv * nk * head_dim");
+    a = edge_args();
+    a.nq = MAX_FLOATS; /* q's count passes; the grid is what refuses it */
+    expect_attention_status(t, "q at the largest float count", &a, FA_ERR_OVERFLOW, "blocks");
+    a.nq = MAX_FLOATS + 1;
+    expect_attention_status(t, "q one float beyond", &a, FA_ERR_OVERFLOW,
+                            "batch * heads_q * nq * head_dim");
 }
 
-static int run_cpu(void)
+/**
+ * Every bad command line gets the usage exit code, 2, before any GPU work,
+ * and the problem flags describe exactly the problem given: the parser is
+ * plain C, so this holds in builds without CUDA too.
+ */
+static void test_driver_flags(fa_tests *t)
 {
-    fa_tests t = {0};
-    test_fixtures_against_model(&t);
-    test_fixture_arithmetic(&t);
-    test_attention_fixtures_against_model(&t);
-    test_invariant(&t);
-    test_model_traces_within_bound(&t);
-    test_model_softmax_within_bound(&t);
-    test_model_attention_within_bound(&t);
-    test_chunk_invariance_traces(&t);
-    test_geometry_invariance_softmax(&t);
-    test_chunk_invariance_attention(&t);
-    test_merge_properties(&t);
-    test_shift_invariance(&t);
-    test_maxima_first_and_last(&t);
-    test_extreme_scores(&t);
-    test_mistakes_rejected(&t);
-    test_trace_bad_input(&t);
-    test_softmax_bad_input(&t);
-    test_attention_bad_input(&t);
-    test_counted_bytes(&t);
-    return fa_tests_finish(&t);
+    enum { MOST_ARGS = 8 };
+    static const char *const bad[][MOST_ARGS] = {
+        {"stage04", "--milestone", "12"},                  /* a milestone of stage 03 */
+        {"stage04", "--milestone", "17"},                  /* a milestone of stage 05 */
+        {"stage04", "--milestone", "99"},                  /* no such milestone */
+        {"stage04", "--version", "1"},                     /* --version needs --milestone */
+        {"stage04", "--milestone", "13", "--version", "1"}, /* M13 has one version */
+        {"stage04", "--chunk", "0"},                       /* chunks are >= 1 */
+        {"stage04", "--rows", "-1"},                       /* sizes are >= 0 */
+        {"stage04", "--n", "many"},
+        {"stage04", "--d", "0"},                           /* head dimensions are >= 1 */
+        {"stage04", "--cols", "5"},                        /* no stage-04 milestone reads it */
+        {"stage04", "--dtype", "bf16"},                    /* stage 04 is fp32 only */
+        {"stage04", "--milestone", "13", "--nq", "5"},     /* M13 reads --rows --n --chunk */
+        {"stage04", "--milestone", "15", "--d", "64"},
+        {"stage04", "--mask", "diagonal"},                 /* not a mask */
+        {"stage04", "--n", "7", "--case", "max trace random 0 n=1 chunk=1"}, /* a case or a problem */
+        {"stage04", "--bench", "--n", "7"},                /* the benchmark takes no problem */
+        {"stage04", "--impl", "both", "--no-such-flag"},
+    };
+    for (int c = 0; c < COUNT_OF(bad); ++c) {
+        char *argv[MOST_ARGS + 1] = {NULL};
+        int argc = 0;
+        char line[256] = "";
+        while (argc < MOST_ARGS && bad[c][argc] != NULL) {
+            argv[argc] = (char *)bad[c][argc];
+            snprintf(line + strlen(line), sizeof line - strlen(line), " %s", bad[c][argc]);
+            argc++;
+        }
+        fa_stage_request request;
+        const int code = fa_stage_parse(argc, argv, 4, &request) == FA_CLI_ERROR ? FA_EXIT_USAGE : 0;
+        FA_EXPECT(t, code == FA_EXIT_USAGE, "%s: exit %d, expected %d", line, code, FA_EXIT_USAGE);
+    }
+
+    fa_stage_request request;
+    char *help[] = {"stage04", "--help", NULL};
+    FA_EXPECT(t, fa_stage_parse(2, help, 4, &request) == FA_CLI_HELP,
+              "stage04 --help must print the usage and exit 0");
+    char *trace[] = {"stage04", "--rows", "3", "--n", "5", "--chunk", "2", NULL};
+    FA_EXPECT(t, fa_stage_parse(7, trace, 4, &request) == FA_CLI_OK &&
+                     request.run.problem.given ==
+                         (FA_PROBLEM_ROWS | FA_PROBLEM_N | FA_PROBLEM_CHUNK) &&
+                     request.run.problem.rows == 3 && request.run.problem.n == 5 &&
+                     request.run.problem.chunk == 2,
+              "--rows 3 --n 5 --chunk 2 must describe 3 rows of 5 in chunks of 2");
+    char *attention[] = {"stage04", "--milestone", "16", "--heads", "4", "--heads-kv", "2",
+                         "--nq", "33", "--nk", "70", "--d", "48", "--mask", "causal",
+                         "--chunk", "8", NULL};
+    FA_EXPECT(t, fa_stage_parse(17, attention, 4, &request) == FA_CLI_OK &&
+                     request.milestone == 16 && request.run.problem.heads == 4 &&
+                     request.run.problem.heads_kv == 2 && request.run.problem.nq == 33 &&
+                     request.run.problem.nk == 70 && request.run.problem.d == 48 &&
+                     request.run.problem.mask == FA_MASK_CAUSAL_TOP_LEFT &&
+                     request.run.problem.chunk == 8,
+              "M16 must read the attention flags with --chunk");
+    char *both[] = {"stage04", "--milestone", "16", "--rows", "3", "--nq", "5", NULL};
+    FA_EXPECT(t, fa_stage_parse(7, both, 4, &request) == FA_CLI_OK,
+              "M16 reads the trace flags and the attention flags together");
+    char *rerun[] = {"stage04", "--impl", "learner", "--milestone", "14", "--case",
+                     "correction trace random 7 n=3 chunk=3", "--seed", "5", NULL};
+    FA_EXPECT(t, fa_stage_parse(9, rerun, 4, &request) == FA_CLI_OK &&
+                     request.impl == FA_STAGE_IMPL_LEARNER && request.milestone == 14 &&
+                     request.run.case_name != NULL &&
+                     strcmp(request.run.case_name, "correction trace random 7 n=3 chunk=3") == 0 &&
+                     request.run.seed == 5,
+              "a rerun line must parse back into its case and seed");
 }
 
 #if FA_HAVE_CUDA
@@ -1318,13 +1530,90 @@ static int run_cpu(void)
 
 static void test_reference_checks(fa_tests *t)
 {
-    const fa_run_options options = {SEED, false};
-    for (int i = 0; i < stage04_check_count; ++i) {
-        fa_result result = {FA_OUTCOME_ERROR, ""};
-        stage04_checks[i].check(FA_IMPL_REFERENCE, &options, &result);
-        FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED, "M%d reference: %s: %s",
-                  stage04_checks[i].number, fa_outcome_name(result.outcome), result.detail);
+    const fa_run_options options = {.seed = SEED, .quick = false};
+    for (int i = 0; i < stage04.count; ++i) {
+        const fa_milestone_check *m = &stage04.checks[i];
+        FA_EXPECT(t, m->probe(FA_IMPL_REFERENCE) == FA_OK, "M%d reference probe: %s", m->number,
+                  fa_last_error());
+        fa_result result = {0};
+        m->check(FA_IMPL_REFERENCE, &options, &result);
+        FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED, "M%d reference: %s: %s", m->number,
+                  fa_outcome_name(result.outcome), result.detail);
     }
+}
+
+/** The check of milestone @p number of the reference, run with @p options. */
+static fa_result run_check(int number, const fa_run_options *options)
+{
+    fa_result result = {0};
+    for (int i = 0; i < stage04.count; ++i)
+        if (stage04.checks[i].number == number)
+            stage04.checks[i].check(FA_IMPL_REFERENCE, options, &result);
+    return result;
+}
+
+/** A check that passed with exactly @p cases cases. */
+static void expect_cases(fa_tests *t, const char *what, const fa_result *result, int cases)
+{
+    FA_EXPECT(t, result->outcome == FA_OUTCOME_PASSED && result->cases == cases,
+              "%s: %s, %d cases (expected passed, %d): %s", what, fa_outcome_name(result->outcome),
+              result->cases, cases, result->detail);
+}
+
+/**
+ * --case reruns exactly the named case, and the problem flags make cases of
+ * their own: one trace case for --rows --n --chunk (M15 adds its softmax
+ * case), one attention case for the attention flags of M16; a problem the
+ * launcher refuses reports the launcher's error. What a learner reproducing a
+ * failure relies on.
+ */
+static void test_case_selection(fa_tests *t)
+{
+    fa_run_options options = {.seed = SEED, .case_name = "correction trace random 7 n=3 chunk=3"};
+    fa_result result = run_check(14, &options);
+    expect_cases(t, "--case 'correction trace random 7 n=3 chunk=3'", &result, 1);
+    options.case_name = "max trace fixture \"a NaN entry\"";
+    result = run_check(13, &options);
+    expect_cases(t, "--case of the NaN fixture", &result, 1);
+    options.case_name = "attn_rows_online fixture \"uniform scores\"";
+    result = run_check(16, &options);
+    expect_cases(t, "--case of an attention fixture", &result, 1);
+    options.case_name = "no such case";
+    result = run_check(13, &options);
+    FA_EXPECT(t, result.cases == 0, "an unknown --case must run nothing (%d cases)", result.cases);
+
+    options.case_name = NULL;
+    options.problem = (fa_problem){.given = FA_PROBLEM_ROWS | FA_PROBLEM_N | FA_PROBLEM_CHUNK,
+                                   .rows = 5, .n = 77, .chunk = 4};
+    result = run_check(13, &options);
+    expect_cases(t, "M13 --rows 5 --n 77 --chunk 4", &result, 1);
+    result = run_check(15, &options);
+    expect_cases(t, "M15 --rows 5 --n 77 --chunk 4 (a sum trace and a softmax case)", &result, 2);
+    result = run_check(16, &options);
+    expect_cases(t, "M16 --rows 5 --n 77 --chunk 4 (an output trace case)", &result, 1);
+
+    options.problem = (fa_problem){.given = FA_PROBLEM_NQ | FA_PROBLEM_NK | FA_PROBLEM_D |
+                                            FA_PROBLEM_MASK | FA_PROBLEM_CHUNK,
+                                   .nq = 37, .nk = 91, .d = 40, .chunk = 16,
+                                   .mask = FA_MASK_CAUSAL_BOTTOM_RIGHT};
+    result = run_check(16, &options);
+    expect_cases(t, "M16 --nq 37 --nk 91 --d 40 --mask causal-bottom-right --chunk 16", &result, 1);
+    options.problem.given |= FA_PROBLEM_ROWS;
+    options.problem.rows = 3;
+    result = run_check(16, &options);
+    expect_cases(t, "M16 with trace and attention flags (one case of each)", &result, 2);
+
+    options.problem = (fa_problem){.given = FA_PROBLEM_HEADS | FA_PROBLEM_HEADS_KV,
+                                   .heads = 3, .heads_kv = 2};
+    result = run_check(16, &options);
+    FA_EXPECT(t, result.outcome == FA_OUTCOME_ERROR && strstr(result.detail, "heads_q = 3") != NULL,
+              "--heads 3 --heads-kv 2 must report the launcher's refusal: %s: %s",
+              fa_outcome_name(result.outcome), result.detail);
+    options.problem = (fa_problem){.given = FA_PROBLEM_NQ | FA_PROBLEM_CHUNK, .nq = 9, .chunk = 65};
+    result = run_check(16, &options);
+    FA_EXPECT(t, result.outcome == FA_OUTCOME_ERROR && strstr(result.detail, "chunk = 65") != NULL,
+              "attention with --chunk 65 must report the launcher's refusal: %s: %s",
+              fa_outcome_name(result.outcome), result.detail);
 }
 
 /** True when the status is FA_OK; records a failure naming @p what otherwise. */
@@ -1467,7 +1756,8 @@ static void test_nan_propagation(fa_tests *t)
         FA_EXPECT(t, rows_ok, "softmax: NaN must fill row %lld and only it", (long long)nan_row);
     }
 
-    /* Traces: the max ignores the NaN; l is NaN from its chunk on, other rows untouched. */
+    /* Traces: the max keeps the NaN (fa_max_nan), and so does l, from its chunk on;
+     * the chunks before it and the other rows are untouched. */
     float *clean_sum = new_floats(rows * T), *sum = new_floats(rows * T),
           *max = new_floats(rows * T);
     x[nan_row * n + nan_at] = 0.5f;
@@ -1492,9 +1782,10 @@ static void test_nan_propagation(fa_tests *t)
                 traces_ok = traces_ok &&
                             (poisoned_chunk ? isnan(sum[r * T + c])
                                             : same_float(sum[r * T + c], clean_sum[r * T + c])) &&
-                            !isnan(max[r * T + c]);
+                            (bool)isnan(max[r * T + c]) == poisoned_chunk;
             }
-        FA_EXPECT(t, traces_ok, "traces: NaN must reach l from its chunk on, never the max");
+        FA_EXPECT(t, traces_ok,
+                  "traces: NaN must reach the max and l from its chunk on, and nothing else");
     }
 
     /* Attention, causal: a NaN in key 5 of head 0 reaches the rows that see it. */
@@ -1581,7 +1872,7 @@ static void test_gpu_properties(fa_tests *t)
     const int64_t count = 2 * 33 * 64;
     float *first = new_floats(count);
     double *first_bound = new_doubles(count);
-    const fa_attn_problem problem = problem_of(&h.args);
+    const fa_attn_problem problem = online_attn_problem(&h.args);
     for (int k = 0; k < COUNT_OF(chunks); ++k) {
         h.args.chunk = chunks[k];
         if (!ran(t, "attention", online_run_attention(FA_IMPL_REFERENCE, &h.args, &overwritten),
@@ -1670,26 +1961,43 @@ static void test_checker_catches_errors(fa_tests *t)
     free(bound);
 }
 
-static int run_gpu(void)
-{
-    if (fa_gpu_skip("test_stage04 gpu"))
-        return FA_EXIT_SKIP;
-    fa_tests t = {0};
-    test_reference_checks(&t);
-    test_traces_match_model(&t);
-    test_outputs_written_exactly(&t);
-    test_nan_propagation(&t);
-    test_gpu_properties(&t);
-    test_checker_catches_errors(&t);
-    return fa_tests_finish(&t);
-}
 #endif /* FA_HAVE_CUDA */
 
 int main(int argc, char **argv)
 {
+    static const fa_test_fn cpu[] = {
+        test_fixtures_against_model,
+        test_fixture_arithmetic,
+        test_attention_fixtures_against_model,
+        test_invariant,
+        test_model_traces_within_bound,
+        test_model_softmax_within_bound,
+        test_model_attention_within_bound,
+        test_chunk_invariance_traces,
+        test_geometry_invariance_softmax,
+        test_chunk_invariance_attention,
+        test_merge_properties,
+        test_shift_invariance,
+        test_maxima_first_and_last,
+        test_extreme_scores,
+        test_nan_rule,
+        test_mistakes_rejected,
+        test_trace_bad_input,
+        test_softmax_bad_input,
+        test_attention_bad_input,
+        test_counted_bytes,
+        test_driver_flags,
+    };
 #if FA_HAVE_CUDA
-    return fa_test_main(argc, argv, run_cpu, run_gpu);
+    static const fa_test_fn gpu[] = {
+        test_reference_checks, test_case_selection,  test_traces_match_model,
+        test_outputs_written_exactly, test_nan_propagation, test_gpu_properties,
+        test_checker_catches_errors,
+    };
+    const fa_test_suite suite = {"test_stage04", cpu, COUNT_OF(cpu), gpu, COUNT_OF(gpu),
+                                 fa_gpu_gate};
 #else
-    return fa_test_main(argc, argv, run_cpu, NULL);
+    const fa_test_suite suite = {"test_stage04", cpu, COUNT_OF(cpu), NULL, 0, NULL};
 #endif
+    return fa_test_main(argc, argv, &suite);
 }

@@ -12,6 +12,8 @@
 
 #include <math.h>
 
+#include "fa_math.h"
+
 #define NEG_INF (-INFINITY)
 
 const online_fixture online_fixtures[] = {
@@ -74,6 +76,17 @@ const online_fixture online_fixtures[] = {
     /* One entry, chunk longer than the row: x = [7], v = [-3]. m = 7,
      * alpha = 0, l = e^0 = 1, o = -3; p = 1; lse = 7 + ln 1 = 7 exactly. */
     {"one entry", 1, 4, {7}, {-3}, {7}, {0}, {1}, {-3}, {1}, 7, true},
+    /* A NaN entry: x = [1, 2 | NaN, 3 | 4, 5], v = [1 .. 6]. Chunk 0 is the
+     * worked example's first chunk: m_0 = 2, alpha_0 = 0, l_0 = e^-1 + 1 =
+     * 1.3678794411714423, o_0 = 1 e^-1 + 2 = 2.3678794411714423. Chunk 1 holds
+     * the NaN: the max keeps it (fa_max_nan, where fmaxf would give 3), so
+     * m_1 = NaN, alpha_1 = exp(2 - NaN) = NaN and every weight exp(x - NaN) is
+     * NaN: l, o stay NaN to the end, and so do every p and lse. The other
+     * entries cannot hide it. */
+    {"a NaN entry", 6, 2, {1, 2, NAN, 3, 4, 5}, {1, 2, 3, 4, 5, 6},
+     {2, NAN, NAN}, {0, NAN, NAN}, {1.3678794411714423, NAN, NAN},
+     {2.3678794411714423, NAN, NAN},
+     {NAN, NAN, NAN, NAN, NAN, NAN}, NAN, false},
     /* An empty row (n = 0): no chunk, no probability; lse = -inf. */
     {"empty row", 0, 2, {0}, {0}, {0}, {0}, {0}, {0}, {0}, NEG_INF, true},
 };
@@ -172,7 +185,7 @@ void online_fill_row(float *x, int64_t n, int64_t chunk, online_row_pattern patt
     if (pattern == ONLINE_ROW_LATE_MAX && n > 0) {
         float max = x[0];
         for (int64_t j = 1; j < n; ++j)
-            max = fmaxf(max, x[j]);
+            max = fa_max_nan(max, x[j]);
         x[n - 1] = (float)(max + LATE_MAX_SPREADS * spread);
     }
 }

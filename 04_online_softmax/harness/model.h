@@ -4,9 +4,10 @@
  *        same order, chunk by chunk and merge by merge.
  *
  * Each function of online_state.cuh has its fp32 twin here, and the kernels'
- * loops are replayed with them: the traces chunk by chunk, the one-pass
- * softmax thread by thread with the block's merge butterfly, attention key
- * chunk by key chunk with the warp's lane sums. Products and sums are separate
+ * loops are replayed with them (every max by fa_max_nan(), the kernels' max,
+ * which the host computes to the same bits, NaN included): the traces chunk
+ * by chunk, the one-pass softmax thread by thread with the block's merge
+ * butterfly, attention key chunk by key chunk with the warp's lane sums. Products and sums are separate
  * roundings and fused ones are written `fmaf`, as in the kernels (the build
  * compiles C in ISO mode, where the compiler does not fuse a * b + c on its
  * own, and each product is its own statement).
@@ -45,7 +46,7 @@ typedef struct online_model_state {
 /** (m, l) = (-inf, 0): the state before any entry. */
 online_model_state online_model_state_empty(void);
 
-/** M13: fmaxf(max_old, chunk_max). */
+/** M13: fa_max_nan(max_old, chunk_max): NaN kept, as every max of the course. */
 float online_model_running_max(float max_old, float chunk_max);
 
 /** The max subtracted inside exp: max, or 0 while max = -inf (the -inf guard). */

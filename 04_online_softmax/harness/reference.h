@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "fa_attention_ref.h"
+#include "online.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,10 +47,10 @@ typedef struct online_trace_ref {
  * bounds for the trace kernel: per chunk t at most chunk + t + 1 roundings on
  * any term's path (the chunk's own sum, then one fused update per chunk).
  *
- * Edges as the kernels: -inf entries are masked (weight 0, value unused), NaN
- * entries are ignored by the max and make l and o NaN from their chunk on;
- * bounds of non-finite values are 0 (the output must be the same NaN or
- * infinity).
+ * Edges as the kernels: -inf entries are masked (weight 0, value unused); a
+ * NaN entry makes m, alpha, l and o NaN from its chunk on (the max keeps NaN,
+ * fa_max_nan()); bounds of non-finite values are 0 (the output must be the
+ * same NaN or infinity).
  */
 void online_ref_trace_row(const float *x, const float *v, int64_t n, int64_t chunk,
                           const online_trace_ref *ref);
@@ -76,6 +77,12 @@ void online_ref_softmax_row(const float *x, int64_t n, int threads, int chunk, d
  */
 void online_ref_softmax_rows(const float *x, int64_t rows, int64_t n, double *p, double *p_bound,
                              double *lse, double *lse_bound);
+
+/**
+ * The double reference's view of an attention problem of host arrays
+ * (contiguous [B][H][N][D], no key padding), for fa_attention_reference().
+ */
+fa_attn_problem online_attn_problem(const attn_online_args *args);
 
 /**
  * The method attn_rows_online declares to fa_attention_reference(): fp32

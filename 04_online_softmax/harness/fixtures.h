@@ -9,7 +9,9 @@
  * expected values except lse are exact in fp32 and compare bit for bit. The
  * worked example of the lesson (and its mirror with the max in the first
  * chunk) involves e^-1, e^-2, e^-3: its expected values are written out to 17
- * digits and judged by the bound. The arithmetic is in fixtures.c beside each
+ * digits and judged by the bound. One row holds a NaN: from its chunk on,
+ * every expected value of the row is NaN (the course's max keeps NaN), and a
+ * NaN is judged by being NaN. The arithmetic is in fixtures.c beside each
  * case.
  */
 #ifndef ONLINE_FIXTURES_H
@@ -77,7 +79,7 @@ typedef struct online_attn_fixture {
 extern const online_attn_fixture online_attn_fixtures[]; /**< the attention cases */
 extern const int online_attn_fixture_count;              /**< entries of online_attn_fixtures */
 
-/** How a random row is made (the adversarial inputs of NUMERICS.md). */
+/** How a random row is made (the adversarial inputs of \ref numerics). */
 typedef enum online_row_pattern {
     ONLINE_ROW_GAUSSIAN, /**< normal(0, spread^2) */
     ONLINE_ROW_RISING,   /**< from -spread up to spread: the max rises in every chunk */

@@ -9,6 +9,8 @@
 #include <stddef.h>
 
 #include "fa_index.h"
+#include "fa_mask.h"
+#include "fa_math.h"
 
 _Static_assert(ONLINE_MODEL_MAX_THREADS == 1 << ONLINE_MODEL_MAX_LEVELS,
                "a butterfly over 2^L threads has L levels");
@@ -21,7 +23,10 @@ _Static_assert(ATTN_ONLINE_MAX_CHUNK <= 2 * FA_WARP_THREADS,
 
 online_model_state online_model_state_empty(void) { return (online_model_state){-INFINITY, 0.0f}; }
 
-float online_model_running_max(float max_old, float chunk_max) { return fmaxf(max_old, chunk_max); }
+float online_model_running_max(float max_old, float chunk_max)
+{
+    return fa_max_nan(max_old, chunk_max);
+}
 
 float online_model_max_offset(float max) { return max == -INFINITY ? 0.0f : max; }
 
@@ -113,7 +118,7 @@ void online_model_trace_row(const float *x, const float *v, int64_t n, int64_t c
 
         float chunk_max = -INFINITY;
         for (int64_t j = start; j < end; ++j)
-            chunk_max = fmaxf(chunk_max, x[j]);
+            chunk_max = fa_max_nan(chunk_max, x[j]);
         const float max_new = online_model_running_max(state.max, chunk_max);
         const float alpha = correction_of(mistake, state.max, max_new);
 
@@ -168,7 +173,7 @@ void online_model_softmax_row(const float *x, int64_t n, int threads, int chunk,
             float chunk_max = -INFINITY;
             for (int i = 0; i < chunk; ++i) {
                 const int64_t j = base + (int64_t)i * threads;
-                chunk_max = fmaxf(chunk_max, j < n ? x[j] : -INFINITY);
+                chunk_max = fa_max_nan(chunk_max, j < n ? x[j] : -INFINITY);
             }
             const float max_new = online_model_running_max(state.max, chunk_max);
             const float alpha = online_model_correction(state.max, max_new);
@@ -215,7 +220,7 @@ void online_model_softmax_rows(const float *x, float *p, float *lse, int64_t row
 
 /* ---- M16: online attention ---------------------------------------------------------------- */
 
-/** The xor butterfly sum of warp_sum(): lane values in, the value every lane ends with out. */
+/** The xor butterfly of fa_lanes_sum(): lane values in, the value every lane ends with out. */
 static float butterfly_sum(float lanes[FA_WARP_THREADS])
 {
     for (int offset = FA_WARP_THREADS / 2; offset > 0; offset /= 2) {
@@ -246,7 +251,7 @@ static void attn_row(const float *q, const float *k, const float *v, int dim, in
             for (int d = 0; d < dim; ++d)
                 dot = fmaf(q[d], k_row[d], dot);
             score[key] = scale * dot;
-            chunk_max = fmaxf(chunk_max, score[key]);
+            chunk_max = fa_max_nan(chunk_max, score[key]);
         }
         const float max_new = online_model_running_max(state.max, chunk_max);
         const float alpha = online_model_correction(state.max, max_new);
@@ -290,7 +295,7 @@ void online_model_attn_rows(const attn_online_args *args)
             for (int64_t i = 0; i < args->nq; ++i) {
                 const int64_t row = head_index * args->nq + i;
                 attn_row(args->q + row * dim, k, v, dim,
-                         attn_online_key_end(args->mask, i, args->nq, args->nk), args->scale,
+                         fa_mask_key_range(args->mask, i, args->nq, args->nk).end, args->scale,
                          args->chunk, args->o + row * dim,
                          args->lse != NULL ? args->lse + row : NULL);
             }
