@@ -100,3 +100,24 @@ bool fa_result_judge(fa_result *result, const char *case_name, const float *out,
     fa_result_fail(result, case_name, "%s", description);
     return false;
 }
+
+bool fa_result_rerun(char *buf, size_t cap, const char *program, int milestone, fa_impl impl,
+                     const fa_result *result, const fa_run_options *run)
+{
+    if (cap == 0 || result->failed_case[0] == '\0' || run->problem.given != 0)
+        return false;
+    size_t used = (size_t)snprintf(buf, cap, "%s --impl %s --milestone %d", program,
+                                   fa_impl_name(impl), milestone);
+    if (run->version != 0 && used < cap)
+        used += (size_t)snprintf(buf + used, cap - used, " --version %d", run->version);
+    /* The name in single quotes for the shell, each ' in it written '\'' so it pastes as is. */
+    if (used < cap)
+        used += (size_t)snprintf(buf + used, cap - used, " --case '");
+    for (const char *c = result->failed_case; *c != '\0' && used < cap; ++c)
+        used += *c == '\'' ? (size_t)snprintf(buf + used, cap - used, "'\\''")
+                           : (size_t)snprintf(buf + used, cap - used, "%c", *c);
+    if (used < cap)
+        snprintf(buf + used, cap - used, "' --seed %llu%s", (unsigned long long)run->seed,
+                 run->quick ? " --quick" : "");
+    return true;
+}

@@ -91,19 +91,6 @@ static void print_line(const fa_milestone_info *info, fa_impl impl, const fa_res
     fflush(stdout);
 }
 
-/** After a failing case: the command that runs that case alone. */
-static void print_rerun(const char *program, const fa_milestone_info *info, fa_impl impl,
-                        const fa_result *result, const fa_run_options *run)
-{
-    if (result->failed_case[0] == '\0' || run->problem.given != 0)
-        return;
-    printf("     rerun: %s --impl %s --milestone %d", program, fa_impl_name(impl), info->number);
-    if (run->version != 0)
-        printf(" --version %d", run->version);
-    printf(" --case '%s' --seed %llu%s\n", result->failed_case, (unsigned long long)run->seed,
-           run->quick ? " --quick" : "");
-}
-
 int fa_stage_main(int argc, char **argv, const fa_stage_desc *stage)
 {
     fa_stage_request request;
@@ -165,7 +152,9 @@ int fa_stage_main(int argc, char **argv, const fa_stage_desc *stage)
                 printf("M%d %s %s\n", info->number, fa_outcome_name(result.outcome), result.detail);
             } else {
                 print_line(info, impl, &result, &times[which], &times[FA_IMPL_REFERENCE]);
-                print_rerun(argv[0], info, impl, &result, run);
+                char rerun[FA_RESULT_DETAIL];
+                if (fa_result_rerun(rerun, sizeof rerun, argv[0], info->number, impl, &result, run))
+                    printf("     rerun: %s\n", rerun);
             }
         }
     }

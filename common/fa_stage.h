@@ -178,6 +178,16 @@ bool fa_result_status(fa_result *result, const char *case_name, fa_status status
 bool fa_result_judge(fa_result *result, const char *case_name, const float *out,
                      const double *ref, const double *bound, const fa_shape *shape);
 
+/**
+ * Writes into @p buf the command that reruns the case a failure of milestone
+ * @p milestone named: "<program> --impl learner --milestone 4 --case '<name>'
+ * --seed 2026 [--quick]", the name quoted for a POSIX shell (a ' in it is
+ * written '\''). Returns false, writing nothing, when there is no case to
+ * rerun (no failed case, or a run of problem flags, which reruns as it was).
+ */
+bool fa_result_rerun(char *buf, size_t cap, const char *program, int milestone, fa_impl impl,
+                     const fa_result *result, const fa_run_options *run);
+
 #ifdef __cplusplus
 }
 #endif

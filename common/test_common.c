@@ -899,6 +899,26 @@ static void test_cases_and_failures(fa_tests *t)
               "a failure names its case for the rerun line: %s / %s", r.failed_case, r.detail);
 }
 
+/** The rerun line pastes into a shell as printed, quotes in the case name included. */
+static void test_rerun_line(fa_tests *t)
+{
+    fa_result r = {FA_OUTCOME_FAILED, "", 1, "vector_add fixture 'n = 1'"};
+    fa_run_options run = {.seed = 7, .quick = true};
+    char line[FA_RESULT_DETAIL];
+    FA_EXPECT(t, fa_result_rerun(line, sizeof line, "stage01", 1, FA_IMPL_LEARNER, &r, &run) &&
+                     strcmp(line, "stage01 --impl learner --milestone 1 --case 'vector_add "
+                                  "fixture '\\''n = 1'\\''' --seed 7 --quick") == 0,
+              "%s", line);
+    run.version = 2;
+    run.quick = false;
+    FA_EXPECT(t, fa_result_rerun(line, sizeof line, "stage02", 7, FA_IMPL_REFERENCE, &r, &run) &&
+                     strstr(line, "--milestone 7 --version 2 --case") != NULL,
+              "%s", line);
+    run.problem.given = FA_PROBLEM_N;
+    FA_EXPECT(t, !fa_result_rerun(line, sizeof line, "stage01", 1, FA_IMPL_LEARNER, &r, &run),
+              "a run of problem flags reruns as it was: no --case line");
+}
+
 /** The reporter fails a program that checked nothing. */
 static void test_reporter_needs_an_expectation(fa_tests *t)
 {
@@ -1057,6 +1077,7 @@ int main(void)
     test_harness_verdicts(&t);
     test_cases_and_failures(&t);
     test_reporter_needs_an_expectation(&t);
+    test_rerun_line(&t);
     test_max_nan(&t);
     test_key_ranges(&t);
     test_bytes(&t);
