@@ -116,7 +116,9 @@ fi
 # (tab-separated; the text is replaced once, as a fixed string).
 mutants=$(printf '%s\t%s\t%s\t%s\n' \
   1 01_primitives/learner/primitives.cu 'out[i] = a[i] + b[i];' '(void)i;' \
-  4 01_primitives/learner/primitives.cu 'c < cols; c += ROW_THREADS)' 'c + 1 < cols; c += ROW_THREADS)')
+  4 01_primitives/learner/primitives.cu 'c < cols; c += ROW_THREADS)' 'c + 1 < cols; c += ROW_THREADS)' \
+  10 03_naive_attention/learner/attention.cu 'fa_mask_key_range(mask, i, nq, nk).end' \
+     'fa_mask_key_range(mask, i + 1, nq, nk).end')
 
 # plant FILE TEXT REPLACEMENT
 plant() {
