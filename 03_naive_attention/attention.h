@@ -49,8 +49,9 @@
  * - pointers are device pointers; NULL is accepted only where the array is
  *   empty; each needs the alignment of its element (4 bytes for fp32, 2 for
  *   bf16/fp16, 8 for key_length), since the kernels load scalars;
- * - outputs must not overlap inputs (::FA_ERR_INVALID_ARGUMENT), except that
- *   the softmax may run in place (p == s exactly);
+ * - outputs must not overlap inputs, key_length included
+ *   (::FA_ERR_INVALID_ARGUMENT), except that the softmax may run in place
+ *   (p == s exactly);
  * - head_dim is 1 .. ::NAIVE_ATTN_MAX_HEAD_DIM (::FA_ERR_UNSUPPORTED
  *   otherwise), every other size any value >= 0 whose tensors' byte sizes
  *   fit a signed 64-bit offset (::FA_ERR_OVERFLOW otherwise);
@@ -138,11 +139,12 @@ fa_status attn_scores_validate(const void *q, const void *k, const float *s, fa_
  * Checks the arguments of ref_softmax_rows() / learner_softmax_rows()
  * (head_dim is not read). @p lse and @p key_length may be NULL.
  * @return FA_OK; FA_ERR_INVALID_SIZE for a negative size; FA_ERR_OVERFLOW
- *         when the bytes of a tensor overflow int64; FA_ERR_UNSUPPORTED for
- *         causal bottom-right together with key_length (see the file
- *         comment); FA_ERR_INVALID_ARGUMENT for a mask outside ::fa_mask, p
- *         overlapping s other than p == s, or lse overlapping s or p;
- *         FA_ERR_NULL_POINTER for a NULL s or p that has elements;
+ *         when the bytes of a tensor (or of key_length, batch * 8) overflow
+ *         int64; FA_ERR_UNSUPPORTED for causal bottom-right together with
+ *         key_length (see the file comment); FA_ERR_INVALID_ARGUMENT for a
+ *         mask outside ::fa_mask, p overlapping s other than p == s, or an
+ *         output (p, lse) overlapping an input (s, key_length) or the other
+ *         output; FA_ERR_NULL_POINTER for a NULL s or p that has elements;
  *         FA_ERR_MISALIGNED for a pointer not aligned to its element.
  */
 fa_status softmax_rows_validate(const float *s, const float *p, const float *lse,
@@ -158,8 +160,8 @@ fa_status attn_pv_validate(const float *p, const void *v, const float *o, fa_dty
 /**
  * Checks the arguments of ref_attn_naive() / learner_attn_naive(): those of
  * the three steps, with the outputs o and lse checked against the inputs q,
- * k and v and against each other (so causal bottom-right with key_length is
- * ::FA_ERR_UNSUPPORTED here too).
+ * k, v and key_length and against each other (so causal bottom-right with
+ * key_length is ::FA_ERR_UNSUPPORTED here too).
  */
 fa_status attn_naive_validate(const void *q, const void *k, const void *v, const float *o,
                               const float *lse, fa_dtype dtype, naive_attn_dims dims,

@@ -7,8 +7,9 @@
  * exact) and against the references within the bound on random problems;
  * properties (the prefix of allowed keys, shift and permutation invariance,
  * scaling of v, NaN scores, the workspace and traffic counts); mutations the
- * bound must reject; bad input for every launcher and validation function;
- * and every driver flag of the stage (fa_stage_parse()).
+ * bound must reject; bad input for every launcher and validation function,
+ * overlaps of key_length with the outputs and the size checks at their
+ * boundary included; and every driver flag of the stage (fa_stage_parse()).
  *
  * `test_stage03 gpu` (exit 77 without a usable GPU): every milestone check
  * on the reference kernels, `--case` and the problem flags, bit-for-bit
@@ -868,6 +869,10 @@ static void test_bad_softmax(fa_tests *t)
          FA_ERR_INVALID_ARGUMENT, "overlaps s"},
         {"lse overlaps p", fake_s, fake_p, fake_p + 8, d, none, NULL, FA_ERR_INVALID_ARGUMENT,
          "lse"},
+        {"key_length overlaps p", fake_s, fake_p, fake_lse, d, none, (const int64_t *)(fake_p + 8),
+         FA_ERR_INVALID_ARGUMENT, "key_length"},
+        {"key_length overlaps lse", fake_s, fake_p, fake_lse, d, FA_MASK_CAUSAL_TOP_LEFT,
+         (const int64_t *)fake_lse, FA_ERR_INVALID_ARGUMENT, "key_length"},
         {"empty (nq 0), all NULL", NULL, NULL, NULL, with(d, DIM_NQ, 0), none, NULL, FA_OK, ""},
     };
     for (size_t i = 0; i < sizeof calls / sizeof calls[0]; ++i)
@@ -1023,6 +1028,10 @@ static void test_bad_naive(fa_tests *t)
          "overlaps v"},
         {"lse overlaps o", q, k, v, o, o + 4, FA_F32, d, 0, tl, NULL, FA_ERR_INVALID_ARGUMENT,
          "overlaps o"},
+        {"key_length overlaps o", q, k, v, o, lse, FA_F32, d, 0, tl, (const int64_t *)(o + 16),
+         FA_ERR_INVALID_ARGUMENT, "key_length"},
+        {"key_length overlaps lse", q, k, v, o, lse, FA_F32, d, 0, FA_MASK_NONE,
+         (const int64_t *)lse, FA_ERR_INVALID_ARGUMENT, "key_length"},
         {"empty (nq 0), all NULL", NULL, NULL, NULL, NULL, NULL, FA_F16, with(d, DIM_NQ, 0), 0,
          tl, NULL, FA_OK, ""},
     };
@@ -1033,6 +1042,101 @@ static void test_bad_naive(fa_tests *t)
                            call_naive((callee)who, &calls[i]), calls[i].expected,
                            calls[i].word);
         }
+}
+
+/* ==== the sizes at the edge of 64-bit byte offsets ========================================== */
+
+/**
+ * Every size check at its boundary: the largest size accepted passes the
+ * check, one more is refused with ::FA_ERR_OVERFLOW. A tensor may hold
+ * fa_max_elements(4) = 2^63 / 4 - 1 elements (a prime: only one size can reach
+ * it alone); key_length, batch * 8 bytes, is checked on its own because batch
+ * may be huge when another size is 0. Where the validation of a launcher also
+ * checks the pointers (which no real address space can satisfy at these
+ * sizes), the boundary is that it does not refuse for overflow.
+ */
+static void test_overflow_boundaries(fa_tests *t)
+{
+    const int64_t most = fa_max_elements(4);
+    const int64_t most_batch = fa_max_elements(8);
+    size_t bytes = 0;
+
+    /* s and p: batch * heads * nq * nk, alone and split over the four sizes. */
+    FA_EXPECT(t, attn_naive_workspace_bytes((naive_attn_dims){1, 1, 1, most, 1}, &bytes) == FA_OK &&
+                     bytes == (size_t)most * sizeof(float),
+              "%lld scores fit 64-bit byte offsets: %s", (long long)most, fa_last_error());
+    FA_EXPECT(t, attn_naive_workspace_bytes((naive_attn_dims){1, 1, 1, most + 1, 1}, &bytes) ==
+                     FA_ERR_OVERFLOW && strstr(fa_last_error(), "overflow") != NULL,
+              "%lld scores do not: %s", (long long)(most + 1), fa_last_error());
+    const int64_t split = ((int64_t)1 << 21) - 1; /* 2^40 (2^21 - 1) = 2^61 - 2^40 <= most */
+    FA_EXPECT(t, attn_naive_workspace_bytes((naive_attn_dims){1 << 10, 1 << 10, 1 << 20, split, 1},
+                                            &bytes) == FA_OK,
+              "2^61 - 2^40 scores over four sizes fit: %s", fa_last_error());
+    FA_EXPECT(t, attn_naive_workspace_bytes((naive_attn_dims){1 << 10, 1 << 10, 1 << 20, split + 1,
+                                                              1}, &bytes) == FA_ERR_OVERFLOW,
+              "2^61 scores over four sizes do not: %s", fa_last_error());
+    FA_EXPECT(t, softmax_rows_validate(fake_s, fake_s, NULL, (naive_attn_dims){1, 1, 1, most, 1},
+                                       FA_MASK_NONE, NULL) == FA_OK,
+              "softmax in place over %lld scores is accepted: %s", (long long)most,
+              fa_last_error());
+    FA_EXPECT(t, softmax_rows_validate(fake_s, fake_s, NULL,
+                                       (naive_attn_dims){1, 1, 1, most + 1, 1}, FA_MASK_NONE,
+                                       NULL) == FA_ERR_OVERFLOW,
+              "softmax over %lld scores is refused: %s", (long long)(most + 1), fa_last_error());
+
+    /* lse: batch * heads * nq, which overflows alone when nk = 0 empties s. */
+    FA_EXPECT(t, softmax_rows_validate(NULL, NULL, NULL, (naive_attn_dims){1, 1, most, 0, 1},
+                                       FA_MASK_NONE, NULL) == FA_OK,
+              "%lld rows with no key are accepted: %s", (long long)most, fa_last_error());
+    FA_EXPECT(t, softmax_rows_validate(NULL, NULL, NULL, (naive_attn_dims){1, 1, most + 1, 0, 1},
+                                       FA_MASK_NONE, NULL) == FA_ERR_OVERFLOW,
+              "%lld rows are refused: %s", (long long)(most + 1), fa_last_error());
+
+    /* q and o: batch * heads * nq * head_dim; k and v: batch * heads * nk * head_dim. With
+     * D = 2, nq (or nk) = most / 2 = 2^60 - 1 fits and 2^60 does not, while s still fits. */
+    const int64_t half = most / 2;
+    const naive_attn_dims q_edge = {1, 1, half, 1, 2}, q_over = {1, 1, half + 1, 1, 2};
+    const naive_attn_dims kv_edge = {1, 1, 1, half, 2}, kv_over = {1, 1, 1, half + 1, 2};
+    FA_EXPECT(t, naive_attn_dims_validate("attn_scores", q_edge, true) == FA_OK &&
+                     naive_attn_dims_validate("attn_scores", kv_edge, true) == FA_OK,
+              "q and k of %lld elements fit: %s", (long long)(2 * half), fa_last_error());
+    FA_EXPECT(t, naive_attn_dims_validate("attn_scores", q_over, true) == FA_ERR_OVERFLOW &&
+                     naive_attn_dims_validate("attn_scores", kv_over, true) == FA_ERR_OVERFLOW,
+              "q or k of %lld elements do not: %s", (long long)(2 * half + 2), fa_last_error());
+    FA_EXPECT(t, naive_attn_dims_validate("softmax_rows", q_over, false) == FA_OK,
+              "the softmax reads no head dimension: %s", fa_last_error());
+    FA_EXPECT(t, attn_scores_validate(fake_q, fake_k, fake_s, FA_F32, q_edge, 0) !=
+                         FA_ERR_OVERFLOW &&
+                     attn_pv_validate(fake_p, fake_v, fake_o, FA_F32, kv_edge) != FA_ERR_OVERFLOW &&
+                     attn_naive_validate(fake_q, fake_k, fake_v, fake_o, NULL, FA_F32, q_edge, 0,
+                                         FA_MASK_NONE, NULL) != FA_ERR_OVERFLOW,
+              "the launchers' validations accept the largest q and k: %s", fa_last_error());
+    FA_EXPECT(t, attn_scores_validate(fake_q, fake_k, fake_s, FA_F32, q_over, 0) ==
+                         FA_ERR_OVERFLOW &&
+                     attn_pv_validate(fake_p, fake_v, fake_o, FA_F32, kv_over) == FA_ERR_OVERFLOW &&
+                     attn_naive_validate(fake_q, fake_k, fake_v, fake_o, NULL, FA_F32, kv_over,
+                                         0, FA_MASK_NONE, NULL) == FA_ERR_OVERFLOW,
+              "and refuse one element more: %s", fa_last_error());
+
+    /* key_length: batch * 8 bytes, with every tensor empty (nq = nk = 0). */
+    const naive_attn_dims length_edge = {most_batch, 1, 0, 0, 8};
+    const naive_attn_dims length_over = {most_batch + 1, 1, 0, 0, 8};
+    FA_EXPECT(t, softmax_rows_validate(NULL, NULL, NULL, length_edge, FA_MASK_CAUSAL_TOP_LEFT,
+                                       fake_key_length) == FA_OK &&
+                     attn_naive_validate(NULL, NULL, NULL, NULL, NULL, FA_F32, length_edge, 0,
+                                         FA_MASK_NONE, fake_key_length) == FA_OK,
+              "key_length of %lld entries is accepted: %s", (long long)most_batch,
+              fa_last_error());
+    FA_EXPECT(t, softmax_rows_validate(NULL, NULL, NULL, length_over, FA_MASK_CAUSAL_TOP_LEFT,
+                                       fake_key_length) == FA_ERR_OVERFLOW &&
+                     strstr(fa_last_error(), "key_length") != NULL,
+              "softmax: key_length of %lld entries is refused: %s", (long long)(most_batch + 1),
+              fa_last_error());
+    FA_EXPECT(t, attn_naive_validate(NULL, NULL, NULL, NULL, NULL, FA_F32, length_over, 0,
+                                     FA_MASK_NONE, fake_key_length) == FA_ERR_OVERFLOW &&
+                     strstr(fa_last_error(), "key_length") != NULL,
+              "attention: key_length of %lld entries is refused: %s",
+              (long long)(most_batch + 1), fa_last_error());
 }
 
 /* ==== the driver's flags ===================================================================== */
@@ -1534,6 +1638,7 @@ int main(int argc, char **argv)
         test_bad_softmax,
         test_bad_pv,
         test_bad_naive,
+        test_overflow_boundaries,
         test_driver_flags,
     };
 #if FA_HAVE_CUDA

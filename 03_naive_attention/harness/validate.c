@@ -105,21 +105,26 @@ static fa_status check_scale(const char *op, float scale)
 }
 
 /**
- * The mask and the padding: a known ::fa_mask, and no bottom-right with
- * padding. Bottom-right aligns the
+ * The mask and the padding: a known ::fa_mask; key_length's bytes (batch * 8)
+ * within a 64-bit offset, checked here because batch alone may be huge when
+ * another size is 0; and no bottom-right with padding. Bottom-right aligns the
  * last query row to key nk - 1 (fa_mask_key_range); FlashAttention's
  * variable-length attention aligns it to each sequence's last key,
  * key_length[b] - 1. The two differ on every padded batch, so the pair is
  * refused rather than given a meaning its users would not expect.
  */
-static fa_status check_mask(const char *op, fa_mask mask, const int64_t *key_length)
+static fa_status check_mask(const char *op, fa_mask mask, const int64_t *key_length,
+                            int64_t batch)
 {
     if (mask != FA_MASK_NONE && mask != FA_MASK_CAUSAL_TOP_LEFT &&
         mask != FA_MASK_CAUSAL_BOTTOM_RIGHT)
         return fa_fail(FA_ERR_INVALID_ARGUMENT,
                        "%s: mask = %d, expected FA_MASK_NONE, FA_MASK_CAUSAL_TOP_LEFT or "
                        "FA_MASK_CAUSAL_BOTTOM_RIGHT", op, (int)mask);
-    if (mask == FA_MASK_CAUSAL_BOTTOM_RIGHT && key_length != NULL)
+    if (key_length == NULL)
+        return FA_OK;
+    FA_TRY(fa_require_elements(op, "dims.batch (entries of key_length)", batch, KEY_LENGTH_BYTES));
+    if (mask == FA_MASK_CAUSAL_BOTTOM_RIGHT)
         return fa_fail(FA_ERR_UNSUPPORTED,
                        "%s: mask = FA_MASK_CAUSAL_BOTTOM_RIGHT with key_length = %p: bottom-right "
                        "would align to nk, not to each batch's key_length[b] as variable-length "
@@ -144,6 +149,12 @@ static fa_status check_optional(const char *op, const char *name, const void *p,
                                 int element_bytes)
 {
     return fa_require_array(op, name, p, 0, (size_t)element_bytes);
+}
+
+/** The bytes of key_length (0 when there is none): an input every output must avoid. */
+static int64_t key_length_bytes(const int64_t *key_length, int64_t batch)
+{
+    return key_length != NULL ? batch * KEY_LENGTH_BYTES : 0;
 }
 
 static const char Q_SHAPE[] = "([batch][heads][nq][head_dim])";
@@ -184,17 +195,21 @@ fa_status softmax_rows_validate(const float *s, const float *p, const float *lse
     const char *op = "softmax_rows";
     attn_extents ext;
     FA_TRY(extents_of(op, dims, false, &ext));
-    FA_TRY(check_mask(op, mask, key_length));
+    FA_TRY(check_mask(op, mask, key_length, dims.batch));
     FA_TRY(check_array(op, "s", s, ext.scores, FLOAT_BYTES, S_SHAPE));
     FA_TRY(check_array(op, "p", p, ext.scores, FLOAT_BYTES, S_SHAPE));
     FA_TRY(check_optional(op, "lse", lse, FLOAT_BYTES));
     FA_TRY(check_optional(op, "key_length", key_length, KEY_LENGTH_BYTES));
     const int64_t s_bytes = ext.scores * FLOAT_BYTES;
     const int64_t lse_bytes = lse != NULL ? ext.rows * FLOAT_BYTES : 0;
+    const int64_t length_bytes = key_length_bytes(key_length, dims.batch);
     if (p != s)
         FA_TRY(fa_require_disjoint(op, "p", p, s_bytes, "s", s, s_bytes));
+    FA_TRY(fa_require_disjoint(op, "p", p, s_bytes, "key_length", key_length, length_bytes));
     FA_TRY(fa_require_disjoint(op, "lse", lse, lse_bytes, "s", s, s_bytes));
     FA_TRY(fa_require_disjoint(op, "lse", lse, lse_bytes, "p", p, s_bytes));
+    FA_TRY(fa_require_disjoint(op, "lse", lse, lse_bytes, "key_length", key_length,
+                               length_bytes));
     return FA_OK;
 }
 
@@ -226,7 +241,7 @@ fa_status attn_naive_validate(const void *q, const void *k, const void *v, const
     FA_TRY(extents_of(op, dims, true, &ext));
     FA_TRY(check_dtype(op, dtype));
     FA_TRY(check_scale(op, scale));
-    FA_TRY(check_mask(op, mask, key_length));
+    FA_TRY(check_mask(op, mask, key_length, dims.batch));
     const int64_t kv_count = ext.q > 0 ? ext.kv : 0;
     const int size = fa_dtype_size(dtype);
     FA_TRY(check_array(op, "q", q, ext.q, size, Q_SHAPE));
@@ -241,7 +256,8 @@ fa_status attn_naive_validate(const void *q, const void *k, const void *v, const
         int64_t bytes;
     } inputs[] = {{"q", q, ext.q * size},
                   {"k", k, kv_count * size},
-                  {"v", v, kv_count * size}};
+                  {"v", v, kv_count * size},
+                  {"key_length", key_length, key_length_bytes(key_length, dims.batch)}};
     const int64_t o_bytes = ext.q * FLOAT_BYTES;
     const int64_t lse_bytes = lse != NULL ? ext.rows * FLOAT_BYTES : 0;
     for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; ++i) {
