@@ -4,12 +4,14 @@
  *        M12 naive attention (the lesson is \ref stage03).
  *
  * Every kernel has two launchers with one signature: `ref_<op>` (the
- * solution, attention.cu) and `learner_<op>` (the exercise,
- * learner/attention.cu). Both call `<op>_validate()` before touching the GPU,
- * return FA_OK at once for zero-size work, and enqueue their work on the
- * given stream without waiting for it (a fault inside a kernel surfaces at the
- * next synchronising call). The validation functions are plain C, so bad input
- * is tested on machines without a GPU.
+ * reference kernels of attention.cu) and `learner_<op>` (the learner's, of
+ * learner/attention.cu). Both are the same launch code, harness/launch.cu,
+ * compiled once against each kernel file (common/fa_launch.cuh): they call
+ * `<op>_validate()` before touching the GPU, return FA_OK at once for
+ * zero-size work, and enqueue their work on the given stream without waiting
+ * for it (a fault inside a kernel surfaces at the next synchronising call).
+ * The validation functions are plain C, so bad input is tested on machines
+ * without a GPU.
  *
  * Layouts (all dense, row-major, element offsets computed in 64 bits):
  * - q: [batch][heads][nq][head_dim], k and v: [batch][heads][nk][head_dim],
@@ -19,32 +21,40 @@
  * Query head h reads key/value head h: grouped-query attention (fewer kv
  * heads) is left to the fused kernels of later stages.
  *
- * Masks (::fa_mask, as in fa_attention_ref.h): none; causal top-left (key
- * j <= row i, PyTorch's is_causal); causal bottom-right (j <= i + nk - nq,
- * FlashAttention's causal). Independently, an optional device array
- * key_length[batch] marks keys j >= key_length[b] of batch b as padding;
- * values outside [0, nk] act as if clamped to it. key_length goes with no
- * mask or with top-left causal only: bottom-right with key_length is refused
- * (::FA_ERR_UNSUPPORTED), because here bottom-right aligns the last query
- * row to key nk - 1, whereas FlashAttention's variable-length attention
- * aligns it to each sequence's own last key, key_length[b] - 1; accepting the
- * pair would silently give a different mask from the one its users expect.
- * Every one of these masks allows a prefix of the keys of a row, which the
- * kernels exploit: a row reads exactly its allowed keys and nothing else.
+ * Masks (::fa_mask, common/fa_mask.h): none; causal top-left (key j <= row i,
+ * PyTorch's is_causal); causal bottom-right (j <= i + nk - nq,
+ * FlashAttention's causal). Row i's allowed keys are those of
+ * fa_mask_key_range(), in the kernels, the CPU model and the references
+ * alike. Independently, an optional device array key_length[batch] marks keys
+ * j >= key_length[b] of batch b as padding; values outside [0, nk] act as if
+ * clamped to it. key_length goes with no mask or with top-left causal only:
+ * bottom-right with key_length is refused (::FA_ERR_UNSUPPORTED), because
+ * here bottom-right aligns the last query row to key nk - 1, whereas
+ * FlashAttention's variable-length attention aligns it to each sequence's own
+ * last key, key_length[b] - 1; accepting the pair would silently give a
+ * different mask from the one its users expect. Every one of these masks
+ * allows a prefix of the keys of a row, which the kernels exploit: a row
+ * reads exactly its allowed keys and nothing else.
  *
  * NaN and Inf in v (the rule of fa_attention_ref.h): the row of v of an
  * allowed key always reaches o, whatever its weight, even one that
  * underflowed to 0 (0 * NaN = NaN); the row of a masked key never does, so
  * padding may hold anything.
  *
+ * NaN in the scores (the course's one NaN policy, common/fa_math.h): the row
+ * max keeps a NaN (fa_max_nan(), never `fmaxf`, which drops it), so a NaN
+ * among a row's allowed scores makes that row's max, p and lse NaN.
+ *
  * Rules shared by every launcher:
  * - pointers are device pointers; NULL is accepted only where the array is
  *   empty; each needs the alignment of its element (4 bytes for fp32, 2 for
  *   bf16/fp16, 8 for key_length), since the kernels load scalars;
- * - outputs must not overlap inputs (::FA_ERR_INVALID_ARGUMENT), except that
- *   the softmax may run in place (p == s exactly);
+ * - outputs must not overlap inputs, key_length included
+ *   (::FA_ERR_INVALID_ARGUMENT), except that the softmax may run in place
+ *   (p == s exactly);
  * - head_dim is 1 .. ::NAIVE_ATTN_MAX_HEAD_DIM (::FA_ERR_UNSUPPORTED
- *   otherwise), every other size any value >= 0;
+ *   otherwise), every other size any value >= 0 whose tensors' byte sizes
+ *   fit a signed 64-bit offset (::FA_ERR_OVERFLOW otherwise);
  * - scale = 0 selects the default 1/sqrt(head_dim) (see naive_attn_scale()).
  * A failing call returns a status and records a message that names the
  * argument, its value and what was expected (see fa_last_error()).
@@ -52,12 +62,12 @@
 #ifndef NAIVE_ATTENTION_H
 #define NAIVE_ATTENTION_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fa_attention_ref.h"
 #include "fa_half.h"
-#include "fa_index.h"
+#include "fa_mask.h"
 #include "fa_status.h"
 
 #if defined(FA_HAVE_CUDA) || defined(__CUDACC__)
@@ -68,14 +78,15 @@
 extern "C" {
 #endif
 
-/** Launch shapes and limits of the stage, shared by the kernels and the CPU model. */
+/**
+ * Launch shapes and limits of the stage, shared by the kernels, the launch
+ * code (harness/launch.cu) and the CPU model.
+ */
 enum {
-    /** Scores and PV: a block computes a 32 x 32 output tile, one thread per element. */
+    /** Scores and PV: a block of TILE x TILE threads computes a TILE x TILE output tile. */
     NAIVE_ATTN_TILE = 32,
-    /** Softmax: threads per block, one block per row. */
+    /** Softmax: threads per block, one block per row (whole warps, a power of two). */
     SOFTMAX_ROWS_THREADS = 256,
-    /** Lanes of a warp (::FA_WARP_THREADS), for the CPU model of the reductions. */
-    NAIVE_ATTN_WARP_THREADS = FA_WARP_THREADS,
     /** The largest head dimension the stage accepts (the course's API limit). */
     NAIVE_ATTN_MAX_HEAD_DIM = 256
 };
@@ -100,10 +111,23 @@ float naive_attn_scale(float scale, int64_t head_dim);
 /* ---- validation (plain C, no CUDA: tested on the CPU) ------------------------------------ */
 
 /**
+ * The size checks every validation below starts with, on their own: no size
+ * negative (::FA_ERR_INVALID_SIZE), head_dim in 1 .. ::NAIVE_ATTN_MAX_HEAD_DIM
+ * when @p reads_head_dim (::FA_ERR_UNSUPPORTED), and the bytes of every
+ * tensor within a signed 64-bit offset (::FA_ERR_OVERFLOW): batch * heads *
+ * nq * nk, batch * heads * nq and, when @p reads_head_dim, batch * heads *
+ * nq * head_dim and batch * heads * nk * head_dim elements, each at most
+ * fa_max_elements(4). The message starts with @p op, the launcher's name.
+ */
+fa_status naive_attn_dims_validate(const char *op, naive_attn_dims dims, bool reads_head_dim);
+
+/**
  * Checks the arguments of ref_attn_scores() / learner_attn_scores().
  * @return FA_OK; FA_ERR_INVALID_SIZE for a negative size; FA_ERR_UNSUPPORTED
  *         for head_dim outside 1 .. ::NAIVE_ATTN_MAX_HEAD_DIM; FA_ERR_OVERFLOW
- *         when an element count overflows int64; FA_ERR_INVALID_ARGUMENT for
+ *         when the bytes of a tensor overflow int64 (at most
+ *         fa_max_elements(4) elements of each: a count of fp32 elements
+ *         decides, whatever the dtype); FA_ERR_INVALID_ARGUMENT for
  *         a dtype outside ::fa_dtype, a scale that is not finite, or s
  *         overlapping q or k; FA_ERR_NULL_POINTER for a NULL array that has
  *         elements; FA_ERR_MISALIGNED for a pointer not aligned to its element.
@@ -115,12 +139,13 @@ fa_status attn_scores_validate(const void *q, const void *k, const float *s, fa_
  * Checks the arguments of ref_softmax_rows() / learner_softmax_rows()
  * (head_dim is not read). @p lse and @p key_length may be NULL.
  * @return FA_OK; FA_ERR_INVALID_SIZE for a negative size; FA_ERR_OVERFLOW
- *         when an element count overflows int64; FA_ERR_UNSUPPORTED for
- *         causal bottom-right together with key_length (see the file
- *         comment); FA_ERR_INVALID_ARGUMENT for a
- *         mask outside ::fa_mask, p overlapping s other than p == s, or lse
- *         overlapping s or p; FA_ERR_NULL_POINTER for a NULL s or p that has
- *         elements; FA_ERR_MISALIGNED for a pointer not aligned to its element.
+ *         when the bytes of a tensor (or of key_length, batch * 8) overflow
+ *         int64; FA_ERR_UNSUPPORTED for causal bottom-right together with
+ *         key_length (see the file comment); FA_ERR_INVALID_ARGUMENT for a
+ *         mask outside ::fa_mask, p overlapping s other than p == s, or an
+ *         output (p, lse) overlapping an input (s, key_length) or the other
+ *         output; FA_ERR_NULL_POINTER for a NULL s or p that has elements;
+ *         FA_ERR_MISALIGNED for a pointer not aligned to its element.
  */
 fa_status softmax_rows_validate(const float *s, const float *p, const float *lse,
                                 naive_attn_dims dims, fa_mask mask, const int64_t *key_length);
@@ -134,8 +159,9 @@ fa_status attn_pv_validate(const float *p, const void *v, const float *o, fa_dty
 
 /**
  * Checks the arguments of ref_attn_naive() / learner_attn_naive(): those of
- * the three steps, with o and lse checked against q, k and v (so causal
- * bottom-right with key_length is ::FA_ERR_UNSUPPORTED here too).
+ * the three steps, with the outputs o and lse checked against the inputs q,
+ * k, v and key_length and against each other (so causal bottom-right with
+ * key_length is ::FA_ERR_UNSUPPORTED here too).
  */
 fa_status attn_naive_validate(const void *q, const void *k, const void *v, const float *o,
                               const float *lse, fa_dtype dtype, naive_attn_dims dims,
@@ -201,7 +227,8 @@ fa_status learner_attn_scores(const void *q, const void *k, float *s, fa_dtype d
  *
  * A row with no allowed key, or whose allowed scores are all -inf, gets
  * p = 0 and lse = -inf, never NaN. A NaN among the allowed scores makes the
- * row's p and lse NaN; so does +inf (exp(inf - inf) is NaN).
+ * row's max NaN (fa_max_nan(), the course's max), hence its p and lse; +inf
+ * does too (exp(inf - inf) is NaN). A NaN in a masked score is never read.
  */
 fa_status ref_softmax_rows(const float *s, float *p, float *lse, naive_attn_dims dims,
                            fa_mask mask, const int64_t *key_length, cudaStream_t stream);
@@ -235,7 +262,10 @@ fa_status learner_attn_pv(const float *p, const void *v, float *o, fa_dtype dtyp
 
 /**
  * M12 naive attention: o = softmax(scale q k^T, masked) v and lse, composed
- * of M9, M10 (in place) and M11 through a score matrix in device memory.
+ * of M9, M10 (in place) and M11 through a score matrix in device memory. It
+ * has no kernel of its own: the learner's twin runs the learner's three
+ * kernels, and returns ::FA_ERR_NOT_IMPLEMENTED while FA_TODO(12) or the
+ * marker of any of M9-M11 is still in learner/attention.cu.
  *
  * @param q, k, v     device inputs as for ref_attn_scores() and ref_attn_pv().
  * @param o           device [batch][heads][nq][head_dim] fp32.

@@ -24,10 +24,19 @@ static const fa_milestone_info milestones[FA_MILESTONE_COUNT] = {
     {6, 2, "dot product", 0, FA_PROBLEM_N | FA_PROBLEM_DTYPE},
     {7, 2, "matmul", 4, MATMUL},
     {8, 2, "transpose", 2, ROWS},
-    {9, 3, "QK^T scores", 0, ATTENTION},
-    {10, 3, "row softmax", 0, ATTENTION},
-    {11, 3, "PV matmul", 0, ATTENTION},
-    {12, 3, "naive attention", 0, ATTENTION},
+    /* Stage 03 has one kind of head (no --heads-kv); M9 and M11 take no mask and
+     * M10 no head dimension or dtype (its scores are fp32). */
+    {9, 3, "QK^T scores", 0,
+     FA_PROBLEM_BATCH | FA_PROBLEM_HEADS | FA_PROBLEM_NQ | FA_PROBLEM_NK | FA_PROBLEM_D |
+         FA_PROBLEM_DTYPE},
+    {10, 3, "row softmax", 0,
+     FA_PROBLEM_BATCH | FA_PROBLEM_HEADS | FA_PROBLEM_NQ | FA_PROBLEM_NK | FA_PROBLEM_MASK},
+    {11, 3, "PV matmul", 0,
+     FA_PROBLEM_BATCH | FA_PROBLEM_HEADS | FA_PROBLEM_NQ | FA_PROBLEM_NK | FA_PROBLEM_D |
+         FA_PROBLEM_DTYPE},
+    {12, 3, "naive attention", 0,
+     FA_PROBLEM_BATCH | FA_PROBLEM_HEADS | FA_PROBLEM_NQ | FA_PROBLEM_NK | FA_PROBLEM_D |
+         FA_PROBLEM_DTYPE | FA_PROBLEM_MASK},
     {13, 4, "running max", 0, ONLINE_ROWS},
     {14, 4, "correction factor", 0, ONLINE_ROWS},
     {15, 4, "update running sum", 0, ONLINE_ROWS},

@@ -118,6 +118,8 @@ mutants=$(printf '%s\t%s\t%s\t%s\n' \
   1 01_primitives/learner/primitives.cu 'out[i] = a[i] + b[i];' '(void)i;' \
   4 01_primitives/learner/primitives.cu 'c < cols; c += ROW_THREADS)' 'c + 1 < cols; c += ROW_THREADS)' \
   8 02_matrix/learner/transpose_1_naive.cu 'if (r < rows)' 'if (r + 1 < rows)' \
+  10 03_naive_attention/learner/attention.cu 'fa_mask_key_range(mask, i, nq, nk).end' \
+     'fa_mask_key_range(mask, i + 1, nq, nk).end' \
   16 04_online_softmax/learner/online.cu 'online_rescale_output(out[c], alpha,' \
      'online_rescale_output(out[c], 1.0f,')
 

@@ -7,7 +7,7 @@
  * M12 is judged by the course's attention reference (fa_attention_ref.h)
  * under the naive method: inputs of the kernel's dtype, fp32 accumulation,
  * expf, P kept in fp32, one division per weight. The three steps are judged
- * one by one with the terms of the same bound (NUMERICS.md) that each step
+ * one by one with the terms of the same bound (\ref numerics) that each step
  * contributes, so a learner sees which step broke:
  * - M9, a scaled dot product: |s^ - s| <= c gamma_D sum_d |q_d k_d| (1 + u) + u |s|;
  * - M10, a softmax of exact fp32 inputs: the course's softmax reference

@@ -6,9 +6,12 @@
  * The scores and the PV product are FMA chains in index order, as in the
  * kernels, so the model equals the GPU bit for bit there. The softmax
  * replays the kernel's reduction (each of SOFTMAX_ROWS_THREADS threads sums
- * its strided slice in order, then a butterfly in each warp, then a butterfly
- * over the warp totals) but evaluates exp and log with the host's libm, whose
- * last bits differ from CUDA's: it is judged, like the GPU, by the bound.
+ * its strided slice in order, then the block tree of common/fa_kernel.cuh: a
+ * butterfly in each warp, then one over the warp totals) and takes its max
+ * with fa_max_nan() as the kernel does, but evaluates exp and log with the
+ * host's libm, whose last bits differ from CUDA's: it is judged, like the
+ * GPU, by the bound. The allowed keys of a row come from fa_mask_key_range(),
+ * the function the kernels call.
  *
  * Host arrays use the layouts of attention.h; bf16 and fp16 inputs are
  * uint16_t bit patterns. key_length is a host array here.
@@ -24,10 +27,35 @@
 extern "C" {
 #endif
 
+/** Elements of q and o: batch * heads * nq * head_dim (sizes the validation accepted). */
+static inline int64_t attn_count_q(naive_attn_dims d)
+{
+    return d.batch * d.heads * d.nq * d.head_dim;
+}
+
+/** Elements of k and v: batch * heads * nk * head_dim. */
+static inline int64_t attn_count_kv(naive_attn_dims d)
+{
+    return d.batch * d.heads * d.nk * d.head_dim;
+}
+
+/** Elements of s and p: batch * heads * nq * nk. */
+static inline int64_t attn_count_s(naive_attn_dims d)
+{
+    return d.batch * d.heads * d.nq * d.nk;
+}
+
+/** Elements of lse, the rows of every head: batch * heads * nq. */
+static inline int64_t attn_count_rows(naive_attn_dims d)
+{
+    return d.batch * d.heads * d.nq;
+}
+
 /**
  * Keys row @p i of batch @p b may see: every mask of the course allows a
- * prefix 0 .. count-1 of the keys, and this is its count (the kernel's
- * formula: min(nk, causal limit, key_length[b]), never below 0).
+ * prefix 0 .. count-1 of the keys, and this is its count: the end of
+ * fa_mask_key_range(), cut at key_length[b] (a negative length counts as 0)
+ * when @p key_length is not NULL, as the kernels compute it.
  */
 int64_t attn_model_allowed_keys(fa_mask mask, const int64_t *key_length, int64_t b, int64_t i,
                                 int64_t nq, int64_t nk);

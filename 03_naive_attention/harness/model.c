@@ -7,21 +7,22 @@
 #include <math.h>
 #include <stdlib.h>
 
-enum { MODEL_WARPS = SOFTMAX_ROWS_THREADS / NAIVE_ATTN_WARP_THREADS };
-_Static_assert(SOFTMAX_ROWS_THREADS % NAIVE_ATTN_WARP_THREADS == 0, "whole warps");
-_Static_assert((int)MODEL_WARPS <= (int)NAIVE_ATTN_WARP_THREADS, "the warp totals fit one warp");
+#include "fa_index.h"
+#include "fa_math.h"
+
+enum { MODEL_WARPS = SOFTMAX_ROWS_THREADS / FA_WARP_THREADS };
+_Static_assert(SOFTMAX_ROWS_THREADS % FA_WARP_THREADS == 0, "whole warps");
+_Static_assert((MODEL_WARPS & (MODEL_WARPS - 1)) == 0 && MODEL_WARPS <= FA_WARP_THREADS,
+               "the warp totals are reduced by one butterfly");
 
 int64_t attn_model_allowed_keys(fa_mask mask, const int64_t *key_length, int64_t b, int64_t i,
                                 int64_t nq, int64_t nk)
 {
-    int64_t end = nk;
-    if (mask == FA_MASK_CAUSAL_TOP_LEFT && i + 1 < end)
-        end = i + 1;
-    else if (mask == FA_MASK_CAUSAL_BOTTOM_RIGHT && i + 1 + nk - nq < end)
-        end = i + 1 + nk - nq;
-    if (key_length != NULL && key_length[b] < end)
-        end = key_length[b];
-    return end > 0 ? end : 0;
+    const int64_t end = fa_mask_key_range(mask, i, nq, nk).end;
+    if (key_length == NULL)
+        return end;
+    const int64_t length = key_length[b] > 0 ? key_length[b] : 0;
+    return length < end ? length : end;
 }
 
 void attn_model_scores(const void *q, const void *k, fa_dtype dtype, naive_attn_dims dims,
@@ -42,32 +43,29 @@ void attn_model_scores(const void *q, const void *k, fa_dtype dtype, naive_attn_
 }
 
 /**
- * The kernel's shuffle butterfly over one warp's 32 lanes: at each step lane
- * l adds lane l ^ offset. Every lane ends with the same value; lane 0's is returned.
+ * Lane 0's result of the xor butterfly over lanes[0..width) (fa_lanes_reduce()
+ * of fa_kernel.cuh, every lane gets the same bits): at each level lane l adds
+ * lane l ^ offset, and lane 0 only needs the lanes below offset, each the sum
+ * of itself and lane l + offset.
  */
-static float butterfly_sum(float lanes[NAIVE_ATTN_WARP_THREADS])
+static float butterfly_sum(float *lanes, int width)
 {
-    float next[NAIVE_ATTN_WARP_THREADS];
-    for (int offset = NAIVE_ATTN_WARP_THREADS / 2; offset > 0; offset /= 2) {
-        for (int l = 0; l < NAIVE_ATTN_WARP_THREADS; ++l)
-            next[l] = lanes[l] + lanes[l ^ offset];
-        for (int l = 0; l < NAIVE_ATTN_WARP_THREADS; ++l)
-            lanes[l] = next[l];
-    }
+    for (int offset = width / 2; offset > 0; offset /= 2)
+        for (int l = 0; l < offset; ++l)
+            lanes[l] = lanes[l] + lanes[l + offset];
     return lanes[0];
 }
 
-/** The kernel's block sum of one value per thread: warps first, then the warp totals. */
-static float block_sum(const float partial[SOFTMAX_ROWS_THREADS])
+/**
+ * The kernel's block sum of one value per thread (fa_block_sum()): each warp's
+ * butterfly, then one butterfly over the MODEL_WARPS warp totals.
+ */
+static float block_sum(float partial[SOFTMAX_ROWS_THREADS])
 {
-    float totals[NAIVE_ATTN_WARP_THREADS] = {0}; /* lanes past MODEL_WARPS hold the identity */
-    for (int w = 0; w < MODEL_WARPS; ++w) {
-        float lanes[NAIVE_ATTN_WARP_THREADS];
-        for (int l = 0; l < NAIVE_ATTN_WARP_THREADS; ++l)
-            lanes[l] = partial[w * NAIVE_ATTN_WARP_THREADS + l];
-        totals[w] = butterfly_sum(lanes);
-    }
-    return butterfly_sum(totals);
+    float totals[MODEL_WARPS];
+    for (int w = 0; w < MODEL_WARPS; ++w)
+        totals[w] = butterfly_sum(partial + w * FA_WARP_THREADS, FA_WARP_THREADS);
+    return butterfly_sum(totals, MODEL_WARPS);
 }
 
 void attn_model_softmax(const float *s, float *p, float *lse, naive_attn_dims dims, fa_mask mask,
@@ -81,10 +79,11 @@ void attn_model_softmax(const float *s, float *p, float *lse, naive_attn_dims di
         const float *s_row = s + row * nk;
         float *p_row = p + row * nk;
 
-        /* The maximum is exact in any order. */
+        /* The maximum is exact in any order, and NaN as soon as one score is
+         * (fa_max_nan(), the kernel's max: fmaxf would drop the NaN). */
         float m = -INFINITY;
         for (int64_t j = 0; j < allowed; ++j)
-            m = fmaxf(m, s_row[j]);
+            m = fa_max_nan(m, s_row[j]);
         const float shift = (m == -INFINITY) ? 0.0f : m;
 
         float partial[SOFTMAX_ROWS_THREADS];

@@ -6,14 +6,16 @@
  * double references; the CPU model against the fixtures (bit for bit where
  * exact) and against the references within the bound on random problems;
  * properties (the prefix of allowed keys, shift and permutation invariance,
- * scaling of v, the workspace and traffic counts); mutations the bound must
- * reject; and bad input for every launcher and validation function.
+ * scaling of v, NaN scores, the workspace and traffic counts); mutations the
+ * bound must reject; bad input for every launcher and validation function,
+ * overlaps of key_length with the outputs and the size checks at their
+ * boundary included; and every driver flag of the stage (fa_stage_parse()).
  *
  * `test_stage03 gpu` (exit 77 without a usable GPU): every milestone check
- * on the reference kernels, bit-for-bit agreement of the scores and PV
- * kernels with the model, the in-place softmax, detection of unwritten
- * outputs, NaN propagation to exactly the affected rows, and padding keys
- * full of NaN that must not leak.
+ * on the reference kernels, `--case` and the problem flags, bit-for-bit
+ * agreement of the scores and PV kernels with the model, the in-place
+ * softmax, detection of unwritten outputs, NaN propagation to exactly the
+ * affected rows, and padding keys full of NaN that must not leak.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -24,9 +26,13 @@
 
 #include "attention.h"
 #include "fa_attention_ref.h"
+#include "fa_bytes.h"
 #include "fa_check.h"
+#include "fa_cli.h"
 #include "fa_half.h"
+#include "fa_math.h"
 #include "fa_rng.h"
+#include "fa_stage.h"
 #include "fa_status.h"
 #include "fa_test.h"
 #include "fixtures.h"
@@ -36,11 +42,12 @@
 #if FA_HAVE_CUDA
 #include "checks.h"
 #include "fa_device.h"
-#include "fa_stage.h"
 #endif
 
+#define COUNT_OF(array) ((int)(sizeof(array) / sizeof((array)[0])))
+
 static const fa_dtype DTYPES[] = {FA_F32, FA_BF16, FA_F16};
-enum { DTYPE_COUNT = sizeof DTYPES / sizeof DTYPES[0] };
+enum { DTYPE_COUNT = COUNT_OF(DTYPES) };
 static const uint64_t SEED = 20240603;
 
 /**
@@ -50,13 +57,8 @@ static const uint64_t SEED = 20240603;
  */
 static const double HAND_AGREEMENT = 1e-12;
 
-/** A mutation must miss its bound by at least this factor (NUMERICS.md). */
+/** A mutation must miss its bound by at least this factor (\ref numerics). */
 static const double MUTATION_MARGIN = 10;
-
-static int64_t count_q(naive_attn_dims d) { return d.batch * d.heads * d.nq * d.head_dim; }
-static int64_t count_kv(naive_attn_dims d) { return d.batch * d.heads * d.nk * d.head_dim; }
-static int64_t count_s(naive_attn_dims d) { return d.batch * d.heads * d.nq * d.nk; }
-static int64_t count_rows(naive_attn_dims d) { return d.batch * d.heads * d.nq; }
 
 static void *checked_malloc(size_t bytes)
 {
@@ -85,7 +87,7 @@ static bool agree(double a, double b)
 {
     if (isinf(a) || isinf(b) || a == 0 || b == 0)
         return a == b;
-    return fabs(a - b) <= HAND_AGREEMENT * fmax(fabs(a), fabs(b));
+    return fabs(a - b) <= HAND_AGREEMENT * fa_max_nan_double(fabs(a), fabs(b));
 }
 
 /** Index of the first element where @p got and @p want disagree, or -1. */
@@ -116,7 +118,7 @@ static host_problem random_problem(naive_attn_dims d, fa_dtype dtype, fa_mask ma
     fa_rng rng;
     fa_rng_seed(&rng, SEED, stream);
     host_problem p = {d, dtype, 0.0f, mask, NULL, NULL, NULL, NULL};
-    const int64_t counts[] = {count_q(d), count_kv(d), count_kv(d)};
+    const int64_t counts[] = {attn_count_q(d), attn_count_kv(d), attn_count_kv(d)};
     const double sigmas[] = {sqrt(spread), sqrt(spread), 1};
     void **tensors[] = {&p.q, &p.k, &p.v};
     for (int i = 0; i < 3; ++i) {
@@ -171,7 +173,8 @@ static void test_fixture_inputs_exact(fa_tests *t)
     for (int f = 0; f < attn_fixture_count; ++f) {
         const attn_fixture *fx = &attn_fixtures[f];
         const float *tensors[] = {fx->q, fx->k, fx->v};
-        const int64_t counts[] = {count_q(fx->dims), count_kv(fx->dims), count_kv(fx->dims)};
+        const int64_t counts[] = {attn_count_q(fx->dims), attn_count_kv(fx->dims),
+                                  attn_count_kv(fx->dims)};
         bool exact = true;
         for (int i = 0; i < 3; ++i)
             for (int64_t e = 0; e < counts[i]; ++e)
@@ -187,23 +190,23 @@ static void test_fixtures_against_references(fa_tests *t)
     for (int f = 0; f < attn_fixture_count; ++f) {
         const attn_fixture *fx = &attn_fixtures[f];
         const naive_attn_dims d = fx->dims;
-        double *s = doubles(count_s(d)), *s_bound = doubles(count_s(d));
-        double *p = doubles(count_s(d)), *p_bound = doubles(count_s(d));
-        double *lse = doubles(count_rows(d)), *lse_bound = doubles(count_rows(d));
-        float *s_in = floats(count_s(d));
+        double *s = doubles(attn_count_s(d)), *s_bound = doubles(attn_count_s(d));
+        double *p = doubles(attn_count_s(d)), *p_bound = doubles(attn_count_s(d));
+        double *lse = doubles(attn_count_rows(d)), *lse_bound = doubles(attn_count_rows(d));
+        float *s_in = floats(attn_count_s(d));
 
         attn_scores_reference(fx->q, fx->k, FA_F32, d, fx->scale, s, s_bound);
-        int64_t at = first_disagreement(s, fx->s, count_s(d));
+        int64_t at = first_disagreement(s, fx->s, attn_count_s(d));
         FA_EXPECT(t, at < 0, "fixture '%s': hand score %lld is %.17g, the reference %.17g",
                   fx->name, (long long)at, at < 0 ? 0 : fx->s[at], at < 0 ? 0 : s[at]);
 
-        for (int64_t e = 0; e < count_s(d); ++e)
+        for (int64_t e = 0; e < attn_count_s(d); ++e)
             s_in[e] = (float)fx->s[e];
         softmax_rows_reference(s_in, d, fx->mask, fx->key_length, p, p_bound, lse, lse_bound);
-        at = first_disagreement(p, fx->p, count_s(d));
+        at = first_disagreement(p, fx->p, attn_count_s(d));
         FA_EXPECT(t, at < 0, "fixture '%s': hand p %lld is %.17g, the reference %.17g", fx->name,
                   (long long)at, at < 0 ? 0 : fx->p[at], at < 0 ? 0 : p[at]);
-        at = first_disagreement(lse, fx->lse, count_rows(d));
+        at = first_disagreement(lse, fx->lse, attn_count_rows(d));
         FA_EXPECT(t, at < 0, "fixture '%s': hand lse %lld is %.17g, the softmax reference %.17g",
                   fx->name, (long long)at, at < 0 ? 0 : fx->lse[at], at < 0 ? 0 : lse[at]);
 
@@ -213,10 +216,10 @@ static void test_fixtures_against_references(fa_tests *t)
         fa_attn_reference ref = {0};
         if (FA_EXPECT(t, fa_attention_reference(&problem, &method, &ref) == FA_OK,
                       "fixture '%s': %s", fx->name, fa_last_error())) {
-            at = first_disagreement(ref.o, fx->o, count_q(d));
+            at = first_disagreement(ref.o, fx->o, attn_count_q(d));
             FA_EXPECT(t, at < 0, "fixture '%s': hand o %lld is %.17g, the reference %.17g",
                       fx->name, (long long)at, at < 0 ? 0 : fx->o[at], at < 0 ? 0 : ref.o[at]);
-            at = first_disagreement(ref.lse, fx->lse, count_rows(d));
+            at = first_disagreement(ref.lse, fx->lse, attn_count_rows(d));
             FA_EXPECT(t, at < 0, "fixture '%s': hand lse %lld is %.17g, the reference %.17g",
                       fx->name, (long long)at, at < 0 ? 0 : fx->lse[at],
                       at < 0 ? 0 : ref.lse[at]);
@@ -235,51 +238,52 @@ static void test_model_on_fixtures(fa_tests *t)
     for (int f = 0; f < attn_fixture_count; ++f) {
         const attn_fixture *fx = &attn_fixtures[f];
         const naive_attn_dims d = fx->dims;
-        float *s = floats(count_s(d)), *p = floats(count_s(d)), *lse = floats(count_rows(d));
-        float *o = floats(count_q(d)), *p_in = floats(count_s(d));
-        double *want = doubles(count_s(d)), *bound = doubles(count_s(d));
-        double *want_lse = doubles(count_rows(d)), *bound_lse = doubles(count_rows(d));
-        double *want_o = doubles(count_q(d)), *bound_o = doubles(count_q(d));
+        float *s = floats(attn_count_s(d)), *p = floats(attn_count_s(d));
+        float *lse = floats(attn_count_rows(d));
+        float *o = floats(attn_count_q(d)), *p_in = floats(attn_count_s(d));
+        double *want = doubles(attn_count_s(d)), *bound = doubles(attn_count_s(d));
+        double *want_lse = doubles(attn_count_rows(d)), *bound_lse = doubles(attn_count_rows(d));
+        double *want_o = doubles(attn_count_q(d)), *bound_o = doubles(attn_count_q(d));
         fa_check_report r;
 
         attn_model_scores(fx->q, fx->k, FA_F32, d, fx->scale, s);
         attn_scores_reference(fx->q, fx->k, FA_F32, d, fx->scale, want, bound);
-        FA_EXPECT(t, fa_check_covers(s, want, bound, count_s(d), &r),
+        FA_EXPECT(t, fa_check_covers(s, want, bound, attn_count_s(d), &r),
                   "fixture '%s': model scores outside the bound (worst ratio %g)", fx->name,
                   r.worst_ratio);
 
         attn_model_softmax(s, p, lse, d, fx->mask, fx->key_length);
         softmax_rows_reference(s, d, fx->mask, fx->key_length, want, bound, want_lse, bound_lse);
-        FA_EXPECT(t, fa_check_covers(p, want, bound, count_s(d), &r),
+        FA_EXPECT(t, fa_check_covers(p, want, bound, attn_count_s(d), &r),
                   "fixture '%s': model p outside the bound (worst ratio %g)", fx->name,
                   r.worst_ratio);
-        FA_EXPECT(t, fa_check_covers(lse, want_lse, bound_lse, count_rows(d), &r),
+        FA_EXPECT(t, fa_check_covers(lse, want_lse, bound_lse, attn_count_rows(d), &r),
                   "fixture '%s': model lse outside the bound (worst ratio %g)", fx->name,
                   r.worst_ratio);
 
-        for (int64_t e = 0; e < count_s(d); ++e)
+        for (int64_t e = 0; e < attn_count_s(d); ++e)
             p_in[e] = (float)fx->p[e];
         attn_model_pv(p_in, fx->v, FA_F32, d, FA_MASK_NONE, NULL, o);
         FA_EXPECT(t, attn_pv_reference(p_in, fx->v, FA_F32, d, want_o, bound_o) == FA_OK, "%s",
                   fa_last_error());
-        FA_EXPECT(t, fa_check_covers(o, want_o, bound_o, count_q(d), &r),
+        FA_EXPECT(t, fa_check_covers(o, want_o, bound_o, attn_count_q(d), &r),
                   "fixture '%s': model PV outside the bound (worst ratio %g)", fx->name,
                   r.worst_ratio);
 
         if (fx->exact) {
             /* Bound NULL: equal to the float of the hand value, bit for bit. */
-            FA_EXPECT(t, fa_check_covers(s, fx->s, NULL, count_s(d), &r),
+            FA_EXPECT(t, fa_check_covers(s, fx->s, NULL, attn_count_s(d), &r),
                       "fixture '%s': model scores not exact", fx->name);
-            FA_EXPECT(t, fa_check_covers(p, fx->p, NULL, count_s(d), &r),
+            FA_EXPECT(t, fa_check_covers(p, fx->p, NULL, attn_count_s(d), &r),
                       "fixture '%s': model p not exact", fx->name);
-            FA_EXPECT(t, fa_check_covers(o, fx->o, NULL, count_q(d), &r),
+            FA_EXPECT(t, fa_check_covers(o, fx->o, NULL, attn_count_q(d), &r),
                       "fixture '%s': model o not exact", fx->name);
         }
 
         host_problem hp = {d, FA_F32, fx->scale, fx->mask, NULL,
-                           converted(fx->q, count_q(d), FA_F32),
-                           converted(fx->k, count_kv(d), FA_F32),
-                           converted(fx->v, count_kv(d), FA_F32)};
+                           converted(fx->q, attn_count_q(d), FA_F32),
+                           converted(fx->k, attn_count_kv(d), FA_F32),
+                           converted(fx->v, attn_count_kv(d), FA_F32)};
         if (fx->key_length != NULL) {
             hp.key_length = checked_malloc((size_t)d.batch * sizeof(int64_t));
             memcpy(hp.key_length, fx->key_length, (size_t)d.batch * sizeof(int64_t));
@@ -324,31 +328,33 @@ static void test_model_random(fa_tests *t)
             const naive_attn_dims d = rc->dims;
             host_problem hp =
                 random_problem(d, DTYPES[di], rc->mask, rc->padded, rc->spread, (uint64_t)i);
-            float *s = floats(count_s(d)), *p = floats(count_s(d)), *lse = floats(count_rows(d));
-            float *o = floats(count_q(d));
-            double *want = doubles(count_s(d)), *bound = doubles(count_s(d));
-            double *want_lse = doubles(count_rows(d)), *bound_lse = doubles(count_rows(d));
-            double *want_o = doubles(count_q(d)), *bound_o = doubles(count_q(d));
+            float *s = floats(attn_count_s(d)), *p = floats(attn_count_s(d));
+            float *lse = floats(attn_count_rows(d));
+            float *o = floats(attn_count_q(d));
+            double *want = doubles(attn_count_s(d)), *bound = doubles(attn_count_s(d));
+            double *want_lse = doubles(attn_count_rows(d));
+            double *bound_lse = doubles(attn_count_rows(d));
+            double *want_o = doubles(attn_count_q(d)), *bound_o = doubles(attn_count_q(d));
             fa_check_report r, r2;
             const char *dt = fa_dtype_name(hp.dtype);
 
             attn_model_scores(hp.q, hp.k, hp.dtype, d, hp.scale, s);
             attn_scores_reference(hp.q, hp.k, hp.dtype, d, hp.scale, want, bound);
-            FA_EXPECT(t, fa_check_covers(s, want, bound, count_s(d), &r),
+            FA_EXPECT(t, fa_check_covers(s, want, bound, attn_count_s(d), &r),
                       "random %d %s: scores worst ratio %g", i, dt, r.worst_ratio);
 
             attn_model_softmax(s, p, lse, d, hp.mask, hp.key_length);
             softmax_rows_reference(s, d, hp.mask, hp.key_length, want, bound, want_lse,
                                    bound_lse);
-            FA_EXPECT(t, fa_check_covers(p, want, bound, count_s(d), &r),
+            FA_EXPECT(t, fa_check_covers(p, want, bound, attn_count_s(d), &r),
                       "random %d %s: softmax p worst ratio %g", i, dt, r.worst_ratio);
-            FA_EXPECT(t, fa_check_covers(lse, want_lse, bound_lse, count_rows(d), &r),
+            FA_EXPECT(t, fa_check_covers(lse, want_lse, bound_lse, attn_count_rows(d), &r),
                       "random %d %s: softmax lse worst ratio %g", i, dt, r.worst_ratio);
 
             attn_model_pv(p, hp.v, hp.dtype, d, FA_MASK_NONE, NULL, o);
             FA_EXPECT(t, attn_pv_reference(p, hp.v, hp.dtype, d, want_o, bound_o) == FA_OK, "%s",
                       fa_last_error());
-            FA_EXPECT(t, fa_check_covers(o, want_o, bound_o, count_q(d), &r),
+            FA_EXPECT(t, fa_check_covers(o, want_o, bound_o, attn_count_q(d), &r),
                       "random %d %s: PV worst ratio %g", i, dt, r.worst_ratio);
 
             FA_EXPECT(t, attention_covered(&hp, o, lse, &r, &r2),
@@ -402,11 +408,12 @@ static void test_softmax_shift_invariance(fa_tests *t)
     const naive_attn_dims d = {1, 2, 5, 300, 1};
     fa_rng rng;
     fa_rng_seed(&rng, SEED, 100);
-    float *s = floats(count_s(d)), *shifted = floats(count_s(d)), *p = floats(count_s(d));
-    double *want = doubles(count_s(d)), *bound = doubles(count_s(d));
-    double *unused = doubles(count_s(d)), *lse = doubles(count_rows(d));
-    double *lse_bound = doubles(count_rows(d));
-    for (int64_t e = 0; e < count_s(d); ++e) {
+    float *s = floats(attn_count_s(d)), *shifted = floats(attn_count_s(d));
+    float *p = floats(attn_count_s(d));
+    double *want = doubles(attn_count_s(d)), *bound = doubles(attn_count_s(d));
+    double *unused = doubles(attn_count_s(d)), *lse = doubles(attn_count_rows(d));
+    double *lse_bound = doubles(attn_count_rows(d));
+    for (int64_t e = 0; e < attn_count_s(d); ++e) {
         s[e] = (float)fa_rng_int(&rng, -512, 512) / 64;
         shifted[e] = s[e] + 16;
     }
@@ -417,7 +424,7 @@ static void test_softmax_shift_invariance(fa_tests *t)
                            lse_bound);
     attn_model_softmax(shifted, p, NULL, d, FA_MASK_CAUSAL_BOTTOM_RIGHT, NULL);
     fa_check_report r;
-    FA_EXPECT(t, fa_check_covers(p, want, bound, count_s(d), &r),
+    FA_EXPECT(t, fa_check_covers(p, want, bound, attn_count_s(d), &r),
               "softmax(s + 16) differs from softmax(s) beyond the bound (worst ratio %g)",
               r.worst_ratio);
     free(s), free(shifted), free(p), free(want), free(bound), free(unused), free(lse);
@@ -464,7 +471,7 @@ static void test_attention_permutation_invariance(fa_tests *t)
         memcpy((char *)perm.k + j * row_bytes, (const char *)hp.k + from * row_bytes, row_bytes);
         memcpy((char *)perm.v + j * row_bytes, (const char *)hp.v + from * row_bytes, row_bytes);
     }
-    float *o = floats(count_q(d)), *lse = floats(count_rows(d));
+    float *o = floats(attn_count_q(d)), *lse = floats(attn_count_rows(d));
     FA_EXPECT(t, attn_model_naive(perm.q, perm.k, perm.v, perm.dtype, d, 0, FA_MASK_NONE, NULL,
                                   o, lse) == FA_OK, "%s", fa_last_error());
     fa_check_report ro, rl;
@@ -481,16 +488,16 @@ static void test_pv_scales_with_v(fa_tests *t)
 {
     const naive_attn_dims d = {2, 1, 7, 45, 33};
     host_problem hp = random_problem(d, FA_F32, FA_MASK_NONE, false, 1, 102);
-    float *s = floats(count_s(d)), *o = floats(count_q(d)), *o2 = floats(count_q(d));
-    float *v2 = floats(count_kv(d));
-    for (int64_t e = 0; e < count_kv(d); ++e)
+    float *s = floats(attn_count_s(d)), *o = floats(attn_count_q(d)), *o2 = floats(attn_count_q(d));
+    float *v2 = floats(attn_count_kv(d));
+    for (int64_t e = 0; e < attn_count_kv(d); ++e)
         v2[e] = 2 * ((const float *)hp.v)[e];
     attn_model_scores(hp.q, hp.k, FA_F32, d, 0, s);
     attn_model_softmax(s, s, NULL, d, FA_MASK_NONE, NULL);
     attn_model_pv(s, hp.v, FA_F32, d, FA_MASK_NONE, NULL, o);
     attn_model_pv(s, v2, FA_F32, d, FA_MASK_NONE, NULL, o2);
     int64_t wrong = 0;
-    for (int64_t e = 0; e < count_q(d); ++e)
+    for (int64_t e = 0; e < attn_count_q(d); ++e)
         wrong += o2[e] != 2 * o[e];
     FA_EXPECT(t, wrong == 0, "%lld elements of o(2v) differ from 2 o(v)", (long long)wrong);
     free(s), free(o), free(o2), free(v2);
@@ -601,7 +608,7 @@ static void test_counts(fa_tests *t)
 static void expect_rejected(fa_tests *t, const char *mutation, bool covered,
                             const fa_check_report *a, const fa_check_report *b)
 {
-    const double worst = fmax(a->worst_ratio, b != NULL ? b->worst_ratio : 0);
+    const double worst = fa_max_nan_double(a->worst_ratio, b != NULL ? b->worst_ratio : 0);
     const int64_t nonfinite = a->nonfinite + (b != NULL ? b->nonfinite : 0);
     FA_EXPECT(t, !covered && (worst > MUTATION_MARGIN || nonfinite > 0),
               "mutation '%s' was not rejected (worst ratio %g)", mutation, worst);
@@ -613,8 +620,9 @@ static void test_mutations(fa_tests *t)
     host_problem hp = random_problem(d, FA_F32, FA_MASK_CAUSAL_TOP_LEFT, true, 3, 103);
     hp.key_length[0] = d.nk / 2; /* padding that really masks keys, in one batch */
     hp.key_length[1] = d.nk;
-    float *o = floats(count_q(d)), *lse = floats(count_rows(d)), *s = floats(count_s(d));
-    double *want = doubles(count_s(d)), *bound = doubles(count_s(d));
+    float *o = floats(attn_count_q(d)), *lse = floats(attn_count_rows(d));
+    float *s = floats(attn_count_s(d));
+    double *want = doubles(attn_count_s(d)), *bound = doubles(attn_count_s(d));
     fa_check_report ro, rl;
 
     /* The correct model passes: the mutations below are judged by the same judge. */
@@ -640,7 +648,7 @@ static void test_mutations(fa_tests *t)
                     &rl);
 
     attn_model_naive(hp.q, hp.k, hp.v, hp.dtype, d, 0, hp.mask, hp.key_length, o, lse);
-    for (int64_t r = 0; r < count_rows(d); ++r)
+    for (int64_t r = 0; r < attn_count_rows(d); ++r)
         lse[r] = lse[r] / 0.6931471805599453f;
     expect_rejected(t, "lse in log2 units", attention_covered(&hp, o, lse, &ro, &rl), &rl, NULL);
 
@@ -661,16 +669,16 @@ static void test_mutations(fa_tests *t)
     attn_model_scores(hp.q, hp.k, hp.dtype, d, 1.0f, s);
     attn_scores_reference(hp.q, hp.k, hp.dtype, d, 0, want, bound);
     expect_rejected(t, "scores without the scale",
-                    fa_check_covers(s, want, bound, count_s(d), &ro), &ro, NULL);
+                    fa_check_covers(s, want, bound, attn_count_s(d), &ro), &ro, NULL);
 
     /* M10: the row sum taken over masked keys too (here: the padding ignored by the sum). */
     attn_model_scores(hp.q, hp.k, hp.dtype, d, 0, s);
-    float *p = floats(count_s(d));
-    double *lse_want = doubles(count_rows(d)), *lse_bound = doubles(count_rows(d));
+    float *p = floats(attn_count_s(d));
+    double *lse_want = doubles(attn_count_rows(d)), *lse_bound = doubles(attn_count_rows(d));
     softmax_rows_reference(s, d, FA_MASK_NONE, hp.key_length, want, bound, lse_want, lse_bound);
     attn_model_softmax(s, p, NULL, d, FA_MASK_NONE, NULL);
     expect_rejected(t, "softmax over the padding keys",
-                    fa_check_covers(p, want, bound, count_s(d), &ro), &ro, NULL);
+                    fa_check_covers(p, want, bound, attn_count_s(d), &ro), &ro, NULL);
     free(p), free(lse_want), free(lse_bound);
 
     free(o), free(lse), free(s), free(want), free(bound);
@@ -861,6 +869,10 @@ static void test_bad_softmax(fa_tests *t)
          FA_ERR_INVALID_ARGUMENT, "overlaps s"},
         {"lse overlaps p", fake_s, fake_p, fake_p + 8, d, none, NULL, FA_ERR_INVALID_ARGUMENT,
          "lse"},
+        {"key_length overlaps p", fake_s, fake_p, fake_lse, d, none, (const int64_t *)(fake_p + 8),
+         FA_ERR_INVALID_ARGUMENT, "key_length"},
+        {"key_length overlaps lse", fake_s, fake_p, fake_lse, d, FA_MASK_CAUSAL_TOP_LEFT,
+         (const int64_t *)fake_lse, FA_ERR_INVALID_ARGUMENT, "key_length"},
         {"empty (nq 0), all NULL", NULL, NULL, NULL, with(d, DIM_NQ, 0), none, NULL, FA_OK, ""},
     };
     for (size_t i = 0; i < sizeof calls / sizeof calls[0]; ++i)
@@ -1016,6 +1028,10 @@ static void test_bad_naive(fa_tests *t)
          "overlaps v"},
         {"lse overlaps o", q, k, v, o, o + 4, FA_F32, d, 0, tl, NULL, FA_ERR_INVALID_ARGUMENT,
          "overlaps o"},
+        {"key_length overlaps o", q, k, v, o, lse, FA_F32, d, 0, tl, (const int64_t *)(o + 16),
+         FA_ERR_INVALID_ARGUMENT, "key_length"},
+        {"key_length overlaps lse", q, k, v, o, lse, FA_F32, d, 0, FA_MASK_NONE,
+         (const int64_t *)lse, FA_ERR_INVALID_ARGUMENT, "key_length"},
         {"empty (nq 0), all NULL", NULL, NULL, NULL, NULL, NULL, FA_F16, with(d, DIM_NQ, 0), 0,
          tl, NULL, FA_OK, ""},
     };
@@ -1028,42 +1044,308 @@ static void test_bad_naive(fa_tests *t)
         }
 }
 
-static int run_cpu(void)
+/* ==== the sizes at the edge of 64-bit byte offsets ========================================== */
+
+/**
+ * Every size check at its boundary: the largest size accepted passes the
+ * check, one more is refused with ::FA_ERR_OVERFLOW. A tensor may hold
+ * fa_max_elements(4) = 2^63 / 4 - 1 elements (a prime: only one size can reach
+ * it alone); key_length, batch * 8 bytes, is checked on its own because batch
+ * may be huge when another size is 0. Where the validation of a launcher also
+ * checks the pointers (which no real address space can satisfy at these
+ * sizes), the boundary is that it does not refuse for overflow.
+ */
+static void test_overflow_boundaries(fa_tests *t)
 {
-    fa_tests t = {0};
-    test_fixture_inputs_exact(&t);
-    test_fixtures_against_references(&t);
-    test_model_on_fixtures(&t);
-    test_model_random(&t);
-    test_allowed_keys_prefix(&t);
-    test_softmax_shift_invariance(&t);
-    test_softmax_neg_inf(&t);
-    test_attention_permutation_invariance(&t);
-    test_pv_scales_with_v(&t);
-    test_nan_v_reference(&t);
-    test_counts(&t);
-    test_mutations(&t);
-    test_bad_scores(&t);
-    test_bad_softmax(&t);
-    test_bad_pv(&t);
-    test_bad_naive(&t);
-    return fa_tests_finish(&t);
+    const int64_t most = fa_max_elements(4);
+    const int64_t most_batch = fa_max_elements(8);
+    size_t bytes = 0;
+
+    /* s and p: batch * heads * nq * nk, alone and split over the four sizes. */
+    FA_EXPECT(t, attn_naive_workspace_bytes((naive_attn_dims){1, 1, 1, most, 1}, &bytes) == FA_OK &&
+                     bytes == (size_t)most * sizeof(float),
+              "%lld scores fit 64-bit byte offsets: %s", (long long)most, fa_last_error());
+    FA_EXPECT(t, attn_naive_workspace_bytes((naive_attn_dims){1, 1, 1, most + 1, 1}, &bytes) ==
+                     FA_ERR_OVERFLOW && strstr(fa_last_error(), "overflow") != NULL,
+              "%lld scores do not: %s", (long long)(most + 1), fa_last_error());
+    const int64_t split = ((int64_t)1 << 21) - 1; /* 2^40 (2^21 - 1) = 2^61 - 2^40 <= most */
+    FA_EXPECT(t, attn_naive_workspace_bytes((naive_attn_dims){1 << 10, 1 << 10, 1 << 20, split, 1},
+                                            &bytes) == FA_OK,
+              "2^61 - 2^40 scores over four sizes fit: %s", fa_last_error());
+    FA_EXPECT(t, attn_naive_workspace_bytes((naive_attn_dims){1 << 10, 1 << 10, 1 << 20, split + 1,
+                                                              1}, &bytes) == FA_ERR_OVERFLOW,
+              "2^61 scores over four sizes do not: %s", fa_last_error());
+    FA_EXPECT(t, softmax_rows_validate(fake_s, fake_s, NULL, (naive_attn_dims){1, 1, 1, most, 1},
+                                       FA_MASK_NONE, NULL) == FA_OK,
+              "softmax in place over %lld scores is accepted: %s", (long long)most,
+              fa_last_error());
+    FA_EXPECT(t, softmax_rows_validate(fake_s, fake_s, NULL,
+                                       (naive_attn_dims){1, 1, 1, most + 1, 1}, FA_MASK_NONE,
+                                       NULL) == FA_ERR_OVERFLOW,
+              "softmax over %lld scores is refused: %s", (long long)(most + 1), fa_last_error());
+
+    /* lse: batch * heads * nq, which overflows alone when nk = 0 empties s. */
+    FA_EXPECT(t, softmax_rows_validate(NULL, NULL, NULL, (naive_attn_dims){1, 1, most, 0, 1},
+                                       FA_MASK_NONE, NULL) == FA_OK,
+              "%lld rows with no key are accepted: %s", (long long)most, fa_last_error());
+    FA_EXPECT(t, softmax_rows_validate(NULL, NULL, NULL, (naive_attn_dims){1, 1, most + 1, 0, 1},
+                                       FA_MASK_NONE, NULL) == FA_ERR_OVERFLOW,
+              "%lld rows are refused: %s", (long long)(most + 1), fa_last_error());
+
+    /* q and o: batch * heads * nq * head_dim; k and v: batch * heads * nk * head_dim. With
+     * D = 2, nq (or nk) = most / 2 = 2^60 - 1 fits and 2^60 does not, while s still fits. */
+    const int64_t half = most / 2;
+    const naive_attn_dims q_edge = {1, 1, half, 1, 2}, q_over = {1, 1, half + 1, 1, 2};
+    const naive_attn_dims kv_edge = {1, 1, 1, half, 2}, kv_over = {1, 1, 1, half + 1, 2};
+    FA_EXPECT(t, naive_attn_dims_validate("attn_scores", q_edge, true) == FA_OK &&
+                     naive_attn_dims_validate("attn_scores", kv_edge, true) == FA_OK,
+              "q and k of %lld elements fit: %s", (long long)(2 * half), fa_last_error());
+    FA_EXPECT(t, naive_attn_dims_validate("attn_scores", q_over, true) == FA_ERR_OVERFLOW &&
+                     naive_attn_dims_validate("attn_scores", kv_over, true) == FA_ERR_OVERFLOW,
+              "q or k of %lld elements do not: %s", (long long)(2 * half + 2), fa_last_error());
+    FA_EXPECT(t, naive_attn_dims_validate("softmax_rows", q_over, false) == FA_OK,
+              "the softmax reads no head dimension: %s", fa_last_error());
+    FA_EXPECT(t, attn_scores_validate(fake_q, fake_k, fake_s, FA_F32, q_edge, 0) !=
+                         FA_ERR_OVERFLOW &&
+                     attn_pv_validate(fake_p, fake_v, fake_o, FA_F32, kv_edge) != FA_ERR_OVERFLOW &&
+                     attn_naive_validate(fake_q, fake_k, fake_v, fake_o, NULL, FA_F32, q_edge, 0,
+                                         FA_MASK_NONE, NULL) != FA_ERR_OVERFLOW,
+              "the launchers' validations accept the largest q and k: %s", fa_last_error());
+    FA_EXPECT(t, attn_scores_validate(fake_q, fake_k, fake_s, FA_F32, q_over, 0) ==
+                         FA_ERR_OVERFLOW &&
+                     attn_pv_validate(fake_p, fake_v, fake_o, FA_F32, kv_over) == FA_ERR_OVERFLOW &&
+                     attn_naive_validate(fake_q, fake_k, fake_v, fake_o, NULL, FA_F32, kv_over,
+                                         0, FA_MASK_NONE, NULL) == FA_ERR_OVERFLOW,
+              "and refuse one element more: %s", fa_last_error());
+
+    /* key_length: batch * 8 bytes, with every tensor empty (nq = nk = 0). */
+    const naive_attn_dims length_edge = {most_batch, 1, 0, 0, 8};
+    const naive_attn_dims length_over = {most_batch + 1, 1, 0, 0, 8};
+    FA_EXPECT(t, softmax_rows_validate(NULL, NULL, NULL, length_edge, FA_MASK_CAUSAL_TOP_LEFT,
+                                       fake_key_length) == FA_OK &&
+                     attn_naive_validate(NULL, NULL, NULL, NULL, NULL, FA_F32, length_edge, 0,
+                                         FA_MASK_NONE, fake_key_length) == FA_OK,
+              "key_length of %lld entries is accepted: %s", (long long)most_batch,
+              fa_last_error());
+    FA_EXPECT(t, softmax_rows_validate(NULL, NULL, NULL, length_over, FA_MASK_CAUSAL_TOP_LEFT,
+                                       fake_key_length) == FA_ERR_OVERFLOW &&
+                     strstr(fa_last_error(), "key_length") != NULL,
+              "softmax: key_length of %lld entries is refused: %s", (long long)(most_batch + 1),
+              fa_last_error());
+    FA_EXPECT(t, attn_naive_validate(NULL, NULL, NULL, NULL, NULL, FA_F32, length_over, 0,
+                                     FA_MASK_NONE, fake_key_length) == FA_ERR_OVERFLOW &&
+                     strstr(fa_last_error(), "key_length") != NULL,
+              "attention: key_length of %lld entries is refused: %s",
+              (long long)(most_batch + 1), fa_last_error());
+}
+
+/* ==== the driver's flags ===================================================================== */
+
+/**
+ * Parses the stage-03 driver's command line "stage03 " + @p line, split at
+ * spaces (so no flag value here holds one), as fa_stage_main() does first.
+ * @return FA_CLI_OK, FA_CLI_HELP or FA_CLI_ERROR (exit code FA_EXIT_USAGE).
+ */
+static int parse_line(const char *line, fa_stage_request *request)
+{
+    enum { MOST_WORDS = 16 };
+    char words[256];
+    char *argv[MOST_WORDS + 1] = {"stage03"};
+    int argc = 1;
+    snprintf(words, sizeof words, "%s", line);
+    for (char *word = strtok(words, " "); word != NULL && argc < MOST_WORDS;
+         word = strtok(NULL, " "))
+        argv[argc++] = word;
+    return fa_stage_parse(argc, argv, 3, request);
+}
+
+/**
+ * Every bad command line of the stage-03 driver gets the usage exit code, 2,
+ * before any GPU work (the parser is plain C: this holds without CUDA too);
+ * the problem flags of the attention milestones describe their problem.
+ */
+static void test_driver_flags(fa_tests *t)
+{
+    static const char *const bad[] = {
+        "--milestone 8",                   /* a milestone of stage 02 */
+        "--milestone 13",                  /* and of stage 04 */
+        "--milestone nine",
+        "--version 1",                     /* --version needs --milestone */
+        "--milestone 9 --version 1",       /* M9 has one version */
+        "--rows 4",                        /* no stage-03 milestone reads it */
+        "--heads-kv 2",                    /* stage 03 has one kind of head */
+        "--nq -1",                         /* sizes are >= 0 */
+        "--d 0",                           /* a head dimension is >= 1 */
+        "--mask diagonal",
+        "--dtype fp64",
+        "--nq 113 --case fixture",         /* a case of the checks, or a problem: not both */
+        "--milestone 9 --mask causal",     /* the scores take no mask */
+        "--milestone 10 --d 64",           /* the softmax no head dimension */
+        "--milestone 10 --dtype bf16",     /* nor a dtype: its scores are fp32 */
+        "--milestone 11 --mask causal",    /* P.V takes no mask */
+        "--bench --nq 64",                 /* the benchmark has its own sizes */
+        "--no-such-flag",
+    };
+    fa_stage_request request;
+    for (int c = 0; c < COUNT_OF(bad); ++c) {
+        const int code = parse_line(bad[c], &request) == FA_CLI_ERROR ? FA_EXIT_USAGE : 0;
+        FA_EXPECT(t, code == FA_EXIT_USAGE, "stage03 %s: exit %d, expected %d", bad[c], code,
+                  FA_EXIT_USAGE);
+    }
+    FA_EXPECT(t, parse_line("--help", &request) == FA_CLI_HELP,
+              "stage03 --help must print the usage and exit 0");
+
+    const unsigned given = FA_PROBLEM_NQ | FA_PROBLEM_NK | FA_PROBLEM_D | FA_PROBLEM_MASK;
+    FA_EXPECT(t, parse_line("--nq 113 --nk 203 --d 64 --mask causal", &request) == FA_CLI_OK &&
+                     request.run.problem.given == given && request.run.problem.nq == 113 &&
+                     request.run.problem.nk == 203 && request.run.problem.d == 64 &&
+                     request.run.problem.mask == FA_MASK_CAUSAL_TOP_LEFT,
+              "--nq 113 --nk 203 --d 64 --mask causal describes one attention problem");
+    FA_EXPECT(t, fa_milestone_reads(12, given) && !fa_milestone_reads(9, given) &&
+                     !fa_milestone_reads(10, given) && !fa_milestone_reads(11, given),
+              "that problem is M12's: M9 and M11 take no mask, M10 no head dimension");
+    FA_EXPECT(t, parse_line("--milestone 10 --batch 2 --heads 3 --nq 5 --nk 300 "
+                            "--mask causal-bottom-right", &request) == FA_CLI_OK &&
+                     request.run.problem.batch == 2 && request.run.problem.heads == 3 &&
+                     request.run.problem.mask == FA_MASK_CAUSAL_BOTTOM_RIGHT,
+              "M10 reads the batch, heads, rows, keys and mask");
+    FA_EXPECT(t, parse_line("--milestone 9 --dtype bf16 --d 256", &request) == FA_CLI_OK &&
+                     request.run.problem.dtype == FA_BF16 && request.run.problem.d == 256,
+              "M9 reads the dtype and the head dimension");
+    char *rerun[] = {"stage03", "--milestone", "12", "--case",
+                     "random 3 B=1 H=2 Nq=64 Nk=64 D=128 fp32 causal padded", NULL};
+    FA_EXPECT(t, fa_stage_parse(5, rerun, 3, &request) == FA_CLI_OK &&
+                     strcmp(request.run.case_name, rerun[4]) == 0 &&
+                     request.run.problem.given == 0,
+              "--case takes a case name as a failure prints it");
+}
+
+/* ==== NaN in the scores ===================================================================== */
+
+/**
+ * The course's one NaN policy (fa_math.h): a NaN among a row's allowed
+ * scores makes its max NaN (fa_max_nan(); fmaxf would drop it), so every
+ * allowed p and the lse of that row are NaN and its masked p still 0; a NaN
+ * in a masked score (here padding) is never read. The model and the softmax
+ * reference agree on every element.
+ */
+static void test_softmax_nan_score(fa_tests *t)
+{
+    const naive_attn_dims d = {1, 1, 3, 4, 1};
+    const int64_t length[] = {3};
+    const float s[] = {1, NAN, 2, 0,    /* row 0: NaN on an allowed key */
+                       1, 3,   2, NAN,  /* row 1: NaN on the padding key */
+                       0, 1,   2, 3};   /* row 2: finite */
+    float p[12], lse[3], clean_p[12], clean_lse[3];
+    double ref_p[12], p_bound[12], ref_lse[3], lse_bound[3];
+    attn_model_softmax(s, p, lse, d, FA_MASK_NONE, length);
+    FA_EXPECT(t, isnan(p[0]) && isnan(p[1]) && isnan(p[2]) && p[3] == 0.0f && isnan(lse[0]),
+              "a NaN allowed score: p %g %g %g %g, lse %g (want NaN NaN NaN 0, NaN)",
+              (double)p[0], (double)p[1], (double)p[2], (double)p[3], (double)lse[0]);
+    float clean[12];
+    memcpy(clean, s, sizeof clean);
+    clean[7] = -1000; /* another value where the padding is: nothing may change */
+    attn_model_softmax(clean, clean_p, clean_lse, d, FA_MASK_NONE, length);
+    FA_EXPECT(t, memcmp(p + 4, clean_p + 4, 8 * sizeof(float)) == 0 &&
+                     memcmp(lse + 1, clean_lse + 1, 2 * sizeof(float)) == 0 && isfinite(lse[1]),
+              "a NaN padding score is never read");
+    softmax_rows_reference(s, d, FA_MASK_NONE, length, ref_p, p_bound, ref_lse, lse_bound);
+    fa_check_report r;
+    FA_EXPECT(t, fa_check_covers(p, ref_p, p_bound, 12, &r),
+              "model p against the reference, NaN row included (worst ratio %g)", r.worst_ratio);
+    FA_EXPECT(t, fa_check_covers(lse, ref_lse, lse_bound, 3, &r),
+              "model lse against the reference, NaN row included (worst ratio %g)", r.worst_ratio);
 }
 
 /* ==== GPU =================================================================================== */
 
 #if FA_HAVE_CUDA
 
-/** Every milestone check passes on the reference kernels. */
+/**
+ * Milestone @p number's probe, then its check, on the reference kernels with
+ * @p options: the result the driver would print.
+ */
+static fa_result check_reference(int number, const fa_run_options *options)
+{
+    fa_result result = {FA_OUTCOME_ERROR, "not a milestone of stage03", 0, ""};
+    for (int i = 0; i < stage03.count; ++i) {
+        const fa_milestone_check *m = &stage03.checks[i];
+        if (m->number != number)
+            continue;
+        result = (fa_result){0};
+        if (fa_result_status(&result, "probe", m->probe(FA_IMPL_REFERENCE)))
+            m->check(FA_IMPL_REFERENCE, options, &result);
+    }
+    return result;
+}
+
+/** Every milestone check passes on the reference kernels, and there is one for M9..M12. */
 static void test_reference_checks(fa_tests *t)
 {
-    const fa_run_options options = {SEED, false};
-    for (int i = 0; i < stage03_check_count; ++i) {
-        fa_result result = {FA_OUTCOME_ERROR, ""};
-        stage03_checks[i].check(FA_IMPL_REFERENCE, &options, &result);
-        FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED, "M%d reference: %s: %s",
-                  stage03_checks[i].number, fa_outcome_name(result.outcome), result.detail);
+    const fa_run_options options = {.seed = SEED, .quick = false};
+    FA_EXPECT(t, stage03.number == 3 && stage03.count == 4, "stage03 holds M9..M12 (%d checks)",
+              stage03.count);
+    for (int number = 9; number <= 12; ++number) {
+        const fa_result result = check_reference(number, &options);
+        FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED, "M%d reference: %s: %s", number,
+                  fa_outcome_name(result.outcome), result.detail);
     }
+}
+
+/**
+ * --case reruns exactly the named case (a fixture, a random case), an unknown
+ * name runs nothing, and the problem flags make one case of their own: what a
+ * learner reproducing a failure relies on. A problem the launcher refuses
+ * reports the launcher's error.
+ */
+static void test_case_selection(fa_tests *t)
+{
+    fa_run_options options = {.seed = SEED, .case_name = "fixture uniform logits (bf16)"};
+    fa_result result = check_reference(9, &options);
+    FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED && result.cases == 1,
+              "--case must run exactly its fixture: %s, %d cases", result.detail, result.cases);
+    options.case_name = "random 1 B=1 H=1 Nq=31 Nk=33 D=7 bf16 none";
+    result = check_reference(9, &options);
+    FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED && result.cases == 1,
+              "--case must run exactly its random case: %s, %d cases", result.detail,
+              result.cases);
+    options.case_name = "workspace larger than the device Nq=Nk=2^20";
+    result = check_reference(12, &options);
+    FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED && result.cases == 1,
+              "--case must run the refusal alone: %s, %d cases", result.detail, result.cases);
+    options.case_name = "no such case";
+    result = check_reference(10, &options);
+    FA_EXPECT(t, result.cases == 0, "an unknown --case must run nothing (%d cases)",
+              result.cases);
+
+    options.case_name = NULL;
+    options.problem.given = FA_PROBLEM_NQ | FA_PROBLEM_NK | FA_PROBLEM_D | FA_PROBLEM_MASK;
+    options.problem.nq = 113;
+    options.problem.nk = 203;
+    options.problem.d = 64;
+    options.problem.mask = FA_MASK_CAUSAL_TOP_LEFT;
+    result = check_reference(12, &options);
+    FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED && result.cases == 1,
+              "--nq 113 --nk 203 --d 64 --mask causal must run its one case: %s, %d cases",
+              result.detail, result.cases);
+    options.problem.given = FA_PROBLEM_NQ | FA_PROBLEM_NK | FA_PROBLEM_MASK;
+    options.problem.mask = FA_MASK_CAUSAL_BOTTOM_RIGHT;
+    result = check_reference(10, &options);
+    FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED && result.cases == 1,
+              "M10 --nq 113 --nk 203 --mask causal-bottom-right: %s, %d cases", result.detail,
+              result.cases);
+    options.case_name = "flags B=1 H=2 Nq=113 Nk=203 D=64 fp32 causal-bottom-right";
+    options.problem.given = FA_PROBLEM_NQ | FA_PROBLEM_NK | FA_PROBLEM_MASK;
+    result = check_reference(10, &options);
+    FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED && result.cases == 1,
+              "the flags' case is named as a failure would print it: %s, %d cases",
+              result.detail, result.cases);
+    options.case_name = NULL;
+    options.problem.given = FA_PROBLEM_D;
+    options.problem.d = 300;
+    result = check_reference(9, &options);
+    FA_EXPECT(t, result.outcome == FA_OUTCOME_ERROR && strstr(result.detail, "1 .. 256") != NULL,
+              "--d 300 reports the launcher's refusal: %s", result.detail);
 }
 
 /** Device copies of a host problem's inputs (and key lengths). */
@@ -1075,9 +1357,9 @@ static fa_status upload_problem(const host_problem *hp, device_problem *dp)
 {
     const size_t in = (size_t)fa_dtype_size(hp->dtype);
     memset(dp, 0, sizeof *dp);
-    FA_TRY(fa_device_copy_of(&dp->q, hp->q, count_q(hp->dims) * in));
-    FA_TRY(fa_device_copy_of(&dp->k, hp->k, count_kv(hp->dims) * in));
-    FA_TRY(fa_device_copy_of(&dp->v, hp->v, count_kv(hp->dims) * in));
+    FA_TRY(fa_device_copy_of(&dp->q, hp->q, attn_count_q(hp->dims) * in));
+    FA_TRY(fa_device_copy_of(&dp->k, hp->k, attn_count_kv(hp->dims) * in));
+    FA_TRY(fa_device_copy_of(&dp->v, hp->v, attn_count_kv(hp->dims) * in));
     if (hp->key_length != NULL)
         FA_TRY(fa_device_copy_of(&dp->key_length, hp->key_length,
                                  (size_t)hp->dims.batch * sizeof(int64_t)));
@@ -1114,12 +1396,13 @@ static void test_bitwise_and_in_place(fa_tests *t)
         host_problem hp = random_problem(d, dtypes[di], FA_MASK_CAUSAL_TOP_LEFT, true, 3,
                                          200 + di);
         const char *dt = fa_dtype_name(hp.dtype);
-        const size_t s_bytes = count_s(d) * sizeof(float), o_bytes = count_q(d) * sizeof(float);
-        const size_t lse_bytes = count_rows(d) * sizeof(float);
-        float *want_s = floats(count_s(d)), *want_o = floats(count_q(d));
-        float *got_s = floats(count_s(d)), *got_p = floats(count_s(d));
-        float *got_o = floats(count_q(d)), *got_lse = floats(count_rows(d));
-        float *got_lse2 = floats(count_rows(d));
+        const size_t s_bytes = attn_count_s(d) * sizeof(float);
+        const size_t o_bytes = attn_count_q(d) * sizeof(float);
+        const size_t lse_bytes = attn_count_rows(d) * sizeof(float);
+        float *want_s = floats(attn_count_s(d)), *want_o = floats(attn_count_q(d));
+        float *got_s = floats(attn_count_s(d)), *got_p = floats(attn_count_s(d));
+        float *got_o = floats(attn_count_q(d)), *got_lse = floats(attn_count_rows(d));
+        float *got_lse2 = floats(attn_count_rows(d));
         device_problem dp;
         void *s = NULL, *s2 = NULL, *p = NULL, *o = NULL, *lse = NULL, *lse2 = NULL;
         fa_status status = upload_problem(&hp, &dp);
@@ -1144,16 +1427,16 @@ static void test_bitwise_and_in_place(fa_tests *t)
             fa_download(got_lse, lse, lse_bytes);
             fa_download(got_o, o, o_bytes);
             attn_model_scores(hp.q, hp.k, hp.dtype, d, 0, want_s);
-            int64_t at = first_bit_difference(got_s, want_s, count_s(d));
+            int64_t at = first_bit_difference(got_s, want_s, attn_count_s(d));
             FA_EXPECT(t, at < 0, "%s: GPU score %lld differs from the model", dt, (long long)at);
             attn_model_pv(got_p, hp.v, hp.dtype, d, FA_MASK_NONE, NULL, want_o);
-            at = first_bit_difference(got_o, want_o, count_q(d));
+            at = first_bit_difference(got_o, want_o, attn_count_q(d));
             FA_EXPECT(t, at < 0, "%s: GPU PV %lld differs from the model", dt, (long long)at);
             fa_download(got_s, s2, s_bytes);
             fa_download(got_lse2, lse2, lse_bytes);
-            at = first_bit_difference(got_s, got_p, count_s(d));
+            at = first_bit_difference(got_s, got_p, attn_count_s(d));
             FA_EXPECT(t, at < 0, "%s: in-place softmax element %lld differs", dt, (long long)at);
-            at = first_bit_difference(got_lse2, got_lse, count_rows(d));
+            at = first_bit_difference(got_lse2, got_lse, attn_count_rows(d));
             FA_EXPECT(t, at < 0, "%s: in-place lse %lld differs", dt, (long long)at);
         }
         for (int b = 0; b < 6; ++b)
@@ -1172,23 +1455,23 @@ static void test_unwritten_detected(fa_tests *t)
     host_problem hp = random_problem(d, FA_F32, FA_MASK_NONE, false, 1, 210);
     device_problem dp;
     void *s = NULL;
-    float *got = floats(count_s(d));
-    double *want = doubles(count_s(d)), *bound = doubles(count_s(d));
+    float *got = floats(attn_count_s(d));
+    double *want = doubles(attn_count_s(d)), *bound = doubles(attn_count_s(d));
     naive_attn_dims short_dims = d;
     short_dims.nq = d.nq - 1;
     fa_status status = upload_problem(&hp, &dp);
     if (status == FA_OK)
-        status = fa_device_alloc(&s, count_s(d) * sizeof(float));
+        status = fa_device_alloc(&s, attn_count_s(d) * sizeof(float));
     if (status == FA_OK)
-        status = fa_device_poison(s, count_s(d) * sizeof(float));
+        status = fa_device_poison(s, attn_count_s(d) * sizeof(float));
     if (status == FA_OK)
         status = ref_attn_scores(dp.q, dp.k, s, FA_F32, short_dims, 0, 0);
     if (status == FA_OK)
-        status = fa_download(got, s, count_s(d) * sizeof(float));
+        status = fa_download(got, s, attn_count_s(d) * sizeof(float));
     if (FA_EXPECT(t, status == FA_OK, "%s", fa_last_error())) {
         attn_scores_reference(hp.q, hp.k, FA_F32, d, 0, want, bound);
         fa_check_report r;
-        const bool covered = fa_check_covers(got, want, bound, count_s(d), &r);
+        const bool covered = fa_check_covers(got, want, bound, attn_count_s(d), &r);
         FA_EXPECT(t, !covered && r.unwritten == d.nk,
                   "a missing last row: covered %d, %lld unwritten (expected %lld)", covered,
                   (long long)r.unwritten, (long long)d.nk);
@@ -1204,8 +1487,8 @@ static fa_status naive_on_gpu(const host_problem *hp, float *o, float *lse)
 {
     device_problem dp;
     void *d_o = NULL, *d_lse = NULL;
-    const size_t o_bytes = count_q(hp->dims) * sizeof(float);
-    const size_t lse_bytes = count_rows(hp->dims) * sizeof(float);
+    const size_t o_bytes = attn_count_q(hp->dims) * sizeof(float);
+    const size_t lse_bytes = attn_count_rows(hp->dims) * sizeof(float);
     fa_status status = upload_problem(hp, &dp);
     if (status == FA_OK)
         status = fa_device_alloc(&d_o, o_bytes);
@@ -1249,7 +1532,7 @@ static void test_nan_propagation(fa_tests *t)
 {
     const naive_attn_dims d = {1, 1, 16, 16, 32};
     const int64_t nan_query = 3, nan_key = 5;
-    float *o = floats(count_q(d)), *lse = floats(count_rows(d));
+    float *o = floats(attn_count_q(d)), *lse = floats(attn_count_rows(d));
 
     host_problem hp = random_problem(d, FA_F32, FA_MASK_CAUSAL_TOP_LEFT, false, 1, 220);
     fill_row(hp.q, nan_query, d.head_dim, NAN);
@@ -1286,8 +1569,8 @@ static void test_padding_never_used(fa_tests *t)
 {
     const naive_attn_dims d = {2, 1, 8, 16, 32};
     const int64_t length[] = {10, 16};
-    float *o = floats(count_q(d)), *lse = floats(count_rows(d));
-    float *o_nan = floats(count_q(d)), *lse_nan = floats(count_rows(d));
+    float *o = floats(attn_count_q(d)), *lse = floats(attn_count_rows(d));
+    float *o_nan = floats(attn_count_q(d)), *lse_nan = floats(attn_count_rows(d));
     host_problem hp = random_problem(d, FA_F32, FA_MASK_NONE, true, 1, 230);
     memcpy(hp.key_length, length, sizeof length);
     for (int64_t j = length[0]; j < d.nk; ++j) {
@@ -1303,10 +1586,10 @@ static void test_padding_never_used(fa_tests *t)
         status = naive_on_gpu(&hp, o_nan, lse_nan);
     if (FA_EXPECT(t, status == FA_OK, "%s", fa_last_error())) {
         int64_t nans = 0;
-        for (int64_t e = 0; e < count_q(d); ++e)
+        for (int64_t e = 0; e < attn_count_q(d); ++e)
             nans += isnan(o_nan[e]);
-        FA_EXPECT(t, nans == 0 && first_bit_difference(o, o_nan, count_q(d)) < 0 &&
-                         first_bit_difference(lse, lse_nan, count_rows(d)) < 0,
+        FA_EXPECT(t, nans == 0 && first_bit_difference(o, o_nan, attn_count_q(d)) < 0 &&
+                         first_bit_difference(lse, lse_nan, attn_count_rows(d)) < 0,
                   "NaN padding rows leaked: %lld NaN outputs", (long long)nans);
     }
     free(o), free(lse), free(o_nan), free(lse_nan);
@@ -1333,27 +1616,41 @@ static void test_nan_v_gpu(fa_tests *t)
     free_problem(&hp);
 }
 
-static int run_gpu(void)
-{
-    if (fa_gpu_skip("test_stage03 gpu"))
-        return FA_EXIT_SKIP;
-    fa_tests t = {0};
-    test_reference_checks(&t);
-    test_bitwise_and_in_place(&t);
-    test_unwritten_detected(&t);
-    test_nan_propagation(&t);
-    test_padding_never_used(&t);
-    test_nan_v_gpu(&t);
-    return fa_tests_finish(&t);
-}
-
 #endif /* FA_HAVE_CUDA */
 
 int main(int argc, char **argv)
 {
+    static const fa_test_fn cpu[] = {
+        test_fixture_inputs_exact,
+        test_fixtures_against_references,
+        test_model_on_fixtures,
+        test_model_random,
+        test_allowed_keys_prefix,
+        test_softmax_shift_invariance,
+        test_softmax_neg_inf,
+        test_softmax_nan_score,
+        test_attention_permutation_invariance,
+        test_pv_scales_with_v,
+        test_nan_v_reference,
+        test_counts,
+        test_mutations,
+        test_bad_scores,
+        test_bad_softmax,
+        test_bad_pv,
+        test_bad_naive,
+        test_overflow_boundaries,
+        test_driver_flags,
+    };
 #if FA_HAVE_CUDA
-    return fa_test_main(argc, argv, run_cpu, run_gpu);
+    static const fa_test_fn gpu[] = {
+        test_reference_checks,   test_case_selection,    test_bitwise_and_in_place,
+        test_unwritten_detected, test_nan_propagation,   test_padding_never_used,
+        test_nan_v_gpu,
+    };
+    const fa_test_suite suite = {"test_stage03", cpu, COUNT_OF(cpu), gpu, COUNT_OF(gpu),
+                                 fa_gpu_gate};
 #else
-    return fa_test_main(argc, argv, run_cpu, NULL);
+    const fa_test_suite suite = {"test_stage03", cpu, COUNT_OF(cpu), NULL, 0, NULL};
 #endif
+    return fa_test_main(argc, argv, &suite);
 }
