@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "fa_bound.h"
+#include "fa_math.h"
 #include "fa_reference.h"
 
 fa_tensor_view fa_view_bhnd(const void *data, fa_dtype dtype, int64_t heads, int64_t rows,
@@ -210,8 +211,7 @@ static void reference_row(const fa_attn_problem *p, const fa_attn_method *m, int
         w->score[j] = p->scale * dot;
         w->abs_dot[j] = abs_dot;
         nan_score |= isnan(w->score[j]);
-        if (w->score[j] > max)
-            max = w->score[j];
+        max = fa_max_nan_double(max, w->score[j]);
     }
     if (nan_score) {
         for (int64_t d = 0; d < dim; d++) {

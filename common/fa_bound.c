@@ -13,8 +13,9 @@
 #include <stdbool.h>
 
 #include "fa_half.h"
-#include "fa_reference.h"
 #include "fa_index.h"
+#include "fa_math.h"
+#include "fa_reference.h"
 
 /* Unit roundoffs (fp32: FA_BOUND_U32). A truncating sum loses up to one ulp
  * per step, twice u. Flush-to-zero replaces a result below
@@ -159,8 +160,7 @@ static int64_t replay_order(const fa_attn_method *m, const fa_bound_row_input *i
                                                : FA_BOUND_U32 * fabs(s) + 3.0 * FA_BOUND_U32 * gap;
         const double e = score_err[j] + argument + exp_budget(m->exp_method, gap) +
                          r->later_rho[t];
-        if (e > eta[j])
-            eta[j] = e;
+        eta[j] = fa_max_nan_double(eta[j], e);
         if (mt < mt_min[j])
             mt_min[j] = mt;
         if (mt > mt_max[j])
@@ -245,8 +245,7 @@ void fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *in, do
         }
         const double p = exp(s - in->max) / in->sum;
         const double h = expm1(eta[j]);
-        if (h > max_h)
-            max_h = h;
+        max_h = fa_max_nan_double(max_h, h);
         /* A weight that may fall below the P dtype's normal range is rounded
          * with an absolute error of half its subnormal spacing, in block
          * units, so at most that over l in normalised units. */

@@ -8,6 +8,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "fa_math.h"
+
 /** The fp32 pattern of a buffer filled with FA_POISON_BYTE. */
 static const uint32_t POISON_BITS = 0xFFFFFFFFu;
 _Static_assert(FA_POISON_BYTE == 0xFF, "POISON_BITS repeats FA_POISON_BYTE in every byte");
@@ -149,14 +151,15 @@ bool fa_check_covers(const float *out, const double *ref, const double *bound, i
         if (finite_pair) {
             finite_pairs++;
             abs_err_sum += err;
-            if (err > r->max_abs_err)
-                r->max_abs_err = err;
-            if (want != 0.0 && err / fabs(want) > r->max_rel_err)
-                r->max_rel_err = err / fabs(want);
+            r->max_abs_err = fa_max_nan_double(r->max_abs_err, err);
+            if (want != 0.0)
+                r->max_rel_err = fa_max_nan_double(r->max_rel_err, err / fabs(want));
         }
         const double ratio = element_ratio(finite_pair, err, b, covered);
-        if (r->worst_index < 0 || ratio > r->worst_ratio) {
-            r->worst_ratio = ratio;
+        /* The first element of the largest ratio; a NaN ratio is larger than any number. */
+        const double worst = fa_max_nan_double(r->worst_ratio, ratio);
+        if (r->worst_index < 0 || (worst != r->worst_ratio && !isnan(r->worst_ratio))) {
+            r->worst_ratio = worst;
             r->worst_index = i;
         }
         if (!covered) {

@@ -9,6 +9,9 @@
  * were never written (still hold the poison pattern the harness filled the
  * buffer with). Coordinates are printed with the names of the shape's axes,
  * e.g. (batch 0, head 3, row 17, col 5).
+ *
+ * The statistics keep NaN (fa_max_nan_double()): a NaN ratio or error is
+ * never hidden by a finite "worst".
  */
 #ifndef FA_CHECK_H
 #define FA_CHECK_H

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "fa_half.h"
+#include "fa_math.h"
 
 /* Every float operation below must round once, to float: no wider
  * evaluation, and no a * b + c silently fused (GCC does not fuse in ISO C
@@ -146,7 +147,7 @@ static float tensor_core_step(float acc, const double *products, int n)
 {
     double largest = fabs((double)acc);
     for (int t = 0; t < n; t++)
-        largest = fmax(largest, fabs(products[t]));
+        largest = fa_max_nan_double(largest, fabs(products[t]));
     if (largest == 0.0)
         return acc;
     int exponent;
@@ -334,11 +335,11 @@ static void emulate_row(emulator *em, int64_t b, int64_t h, int64_t i, float *o,
                     x *= em->scale;
             }
             em->x[j - j0] = x;
-            block_max = fmaxf(block_max, x);
+            block_max = fa_max_nan(block_max, x);
         }
         if (block_max == -INFINITY)
-            continue; /* a fully masked block changes nothing */
-        const float m_new = fmaxf(m, block_max);
+            continue; /* a fully masked block changes nothing (a NaN score is no -inf: it stays) */
+        const float m_new = fa_max_nan(m, block_max);
 
         /* The adversary raises weights of keys whose value lies above the
          * target, and the rescale when the earlier blocks' mean does. */

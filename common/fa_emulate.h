@@ -86,6 +86,10 @@ typedef struct fa_emulation {
  * causal mask to differ from the correct kernel. Returns FA_ERR_NULL_POINTER,
  * FA_ERR_INVALID_ARGUMENT (bad enum, adversarial without a reference or sign,
  * block_n = 0 with a mutant that needs blocks) or FA_ERR_OUT_OF_MEMORY.
+ *
+ * Every max is fa_max_nan(), as in the kernels: a NaN score is never dropped
+ * from a block's max, so a block whose only allowed key is NaN still poisons
+ * the row, as the reference says it must.
  */
 fa_status fa_emulate_attention(const fa_attn_problem *p, const fa_emulation *e, float *o, float *lse);
 

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "fa_math.h"
 #include "fa_reference.h"
 
 /** Unit roundoff of double, for the reference's own error. */
@@ -67,7 +68,7 @@ static void add_term(row_terms *terms, const row_view *row, int64_t j, int rises
     const double eta = fa_softmax_exp_error(x - terms->max) + rises * FA_BOUND_EXP_BUDGET;
     fa_ksum_add(&terms->sum, weight);
     fa_ksum_add(&terms->sum_eta, weight * eta);
-    terms->eta_max = fmax(terms->eta_max, eta);
+    terms->eta_max = fa_max_nan_double(terms->eta_max, eta);
     terms->count++;
     if (row->v != NULL) {
         const double value = (double)row->v[j];
@@ -83,7 +84,7 @@ static double update_max(const row_view *row, int64_t base, int lanes, int64_t c
 {
     double max = -INFINITY;
     for (int64_t i = 0; i < chunk; ++i)
-        max = fmax(max, entry(row, base + i * lanes));
+        max = fa_max_nan_double(max, entry(row, base + i * lanes));
     return max;
 }
 
@@ -105,7 +106,7 @@ static void count_rises(const row_view *row, const fa_softmax_method *m, int *la
         for (int64_t base = t; base < row->n; base += stride) {
             const double chunk_max = update_max(row, base, m->lanes, m->chunk);
             lane_rises[t] += running != -INFINITY && chunk_max > running;
-            running = fmax(running, chunk_max);
+            running = fa_max_nan_double(running, chunk_max);
         }
         group_max[t] = running;
     }
@@ -113,7 +114,7 @@ static void count_rises(const row_view *row, const fa_softmax_method *m, int *la
         for (int t = 0; t < m->lanes; ++t) {
             const double partner = group_max[t ^ m->merge_masks[level]];
             merge_rises[t] += group_max[t] != -INFINITY && partner > group_max[t];
-            merged[t] = fmax(group_max[t], partner);
+            merged[t] = fa_max_nan_double(group_max[t], partner);
         }
         for (int t = 0; t < m->lanes; ++t)
             group_max[t] = merged[t];
@@ -141,7 +142,7 @@ static int64_t sum_terms(const row_view *row, const fa_softmax_method *m, row_te
         for (int64_t base = t; base < row->n; base += stride) {
             const double chunk_max = update_max(row, base, m->lanes, m->chunk);
             rises_so_far += running != -INFINITY && chunk_max > running;
-            running = fmax(running, chunk_max);
+            running = fa_max_nan_double(running, chunk_max);
             const int rises = lane_rises[t] - rises_so_far + merge_rises[t];
             for (int64_t i = 0; i < m->chunk; ++i)
                 add_term(terms, row, base + i * m->lanes, rises);
@@ -182,7 +183,7 @@ static double row_max(const row_view *row)
             continue;
         if (isnan(row->x[j]) || row->x[j] == INFINITY)
             return NAN;
-        max = fmax(max, (double)row->x[j]);
+        max = fa_max_nan_double(max, (double)row->x[j]);
     }
     return max;
 }

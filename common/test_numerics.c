@@ -34,6 +34,7 @@
 #include "fa_attention_ref.h"
 #include "fa_bound.h"
 #include "fa_emulate.h"
+#include "fa_math.h"
 #include "fa_softmax_ref.h"
 #include "fa_test.h"
 
@@ -267,11 +268,22 @@ typedef struct verdict {
     int64_t above_half;    /* of them, with err > EQUIVALENT_HALF * bound */
 } verdict;
 
+/*
+ * The statistics of this program keep NaN, as the check's do: a NaN ratio
+ * (an element the check refused to judge, a NaN output in a hand-made
+ * comparison) is larger than any number and smaller than any number, so it
+ * can neither hide behind a finite worst nor pass a "<= 1" or "> 10".
+ */
+static double min_nan(double a, double b) { return -fa_max_nan_double(-a, -b); }
+
+/** True when @p ratio replaces @p worst as the worst so far (a NaN does, once). */
+static bool worse(double ratio, double worst) { return isnan(ratio) ? !isnan(worst) : ratio > worst; }
+
 static void verdict_merge(verdict *into, const verdict *v)
 {
-    into->ratio = fmax(into->ratio, v->ratio);
-    into->o_ratio = fmax(into->o_ratio, v->o_ratio);
-    into->lse_ratio = fmax(into->lse_ratio, v->lse_ratio);
+    into->ratio = fa_max_nan_double(into->ratio, v->ratio);
+    into->o_ratio = fa_max_nan_double(into->o_ratio, v->o_ratio);
+    into->lse_ratio = fa_max_nan_double(into->lse_ratio, v->lse_ratio);
     into->nonfinite += v->nonfinite;
     into->elements += v->elements;
     into->above_half += v->above_half;
@@ -336,7 +348,7 @@ static verdict judge(prepared_input *in, const fa_emulation *e, const fa_attn_re
     fa_attention_covers(ref, in->o, in->lse, &o_report, &lse_report);
     v.o_ratio = o_report.worst_ratio;
     v.lse_ratio = lse_report.worst_ratio;
-    v.ratio = fmax(v.o_ratio, v.lse_ratio);
+    v.ratio = fa_max_nan_double(v.o_ratio, v.lse_ratio);
     v.nonfinite = o_report.nonfinite + lse_report.nonfinite;
     const int64_t rows = row_count(ref);
     v.elements = rows * (ref->dim + 1);
@@ -794,7 +806,7 @@ static void test_coverage(fa_tests *t, const fa_attn_method *method, const char 
         const verdict a = judge_adversarial(&in, method, &in.kernel_ref);
         FA_EXPECT(t, v.ratio <= 1.0 && a.ratio <= 1.0, "%s on '%s': err/bound %g (nearest), %g (adversarial)",
                   name, INPUT_NAMES[id], v.ratio, a.ratio);
-        if (fmax(v.ratio, a.ratio) > fmax(nearest.ratio, adversarial.ratio))
+        if (worse(fa_max_nan_double(v.ratio, a.ratio), fa_max_nan_double(nearest.ratio, adversarial.ratio)))
             worst_input = (input_id)id;
         verdict_merge(&nearest, &v);
         verdict_merge(&adversarial, &a);
@@ -856,7 +868,7 @@ static void test_ablation(fa_tests *t, table *tables)
             verdict v = judge(&in, &e, &declared);
             const verdict a = judge_adversarial(&in, &full, &declared);
             verdict_merge(&v, &a);
-            if (v.ratio > worst[r].ratio)
+            if (worse(v.ratio, worst[r].ratio))
                 worst_at[r] = inputs[k];
             verdict_merge(&worst[r], &v);
             if (inputs[k] == rows[r].exposing)
@@ -873,7 +885,7 @@ static void test_ablation(fa_tests *t, table *tables)
         else
             FA_EXPECT(t, worst[r].ratio <= 1.0, "declaring %s must cover the kernel (worst %g on '%s')",
                       rows[r].declared, worst[r].ratio, INPUT_NAMES[worst_at[r]]);
-        const bool fails = worst[r].ratio > 1.0;
+        const bool fails = !(worst[r].ratio <= 1.0);
         table_add(tables, "| %s | %s | %s | %s | %s |", rows[r].declared,
                   format_ratio(worst[r].o_ratio, x, sizeof x), format_ratio(worst[r].lse_ratio, y, sizeof y),
                   INPUT_NAMES[worst_at[r]], fails ? "rejected" : "covered");
@@ -965,7 +977,7 @@ static void test_mutation_suite(fa_tests *t, table *variant_rows, table *mutant_
                                                          : judge(&inputs[id], &var->emulation, ref);
             if (own_declaration)
                 fa_attn_reference_free(&declared_ref);
-            if (v.ratio > on_all.ratio)
+            if (worse(v.ratio, on_all.ratio))
                 worst_input = (input_id)id;
             verdict_merge(&on_all, &v);
             if (is_exposing_input((input_id)id))
@@ -1150,7 +1162,7 @@ static float softmax_offset(float max) { return max == -INFINITY ? 0.0f : max; }
 /** Merges @p b into @p a; @p rescale false plants the missing-rescale bug. */
 static softmax_state softmax_merge(softmax_state a, softmax_state b, bool rescale)
 {
-    const float max = fmaxf(a.max, b.max);
+    const float max = fa_max_nan(a.max, b.max);
     const float scale_a = rescale ? expf(a.max - softmax_offset(max)) : 1.0f;
     const float scale_b = rescale ? expf(b.max - softmax_offset(max)) : 1.0f;
     const softmax_state merged = {max, a.sum * scale_a + b.sum * scale_b};
@@ -1168,7 +1180,7 @@ static void softmax_emulate(const float *x, int64_t n, const fa_softmax_method *
     softmax_state total = {-INFINITY, 0.0f};
     if (m->chunk == 0) {
         for (int64_t j = 0; j < n; j++)
-            total.max = fmaxf(total.max, x[j]);
+            total.max = fa_max_nan(total.max, x[j]);
         for (int64_t j = 0; j < n; j++)
             total.sum += expf(x[j] - total.max);
     } else {
@@ -1179,7 +1191,7 @@ static void softmax_emulate(const float *x, int64_t n, const fa_softmax_method *
             for (int64_t base = lane; base < n; base += stride) {
                 softmax_state update = {-INFINITY, 0.0f};
                 for (int64_t i = 0; i < m->chunk && base + i * m->lanes < n; i++)
-                    update.max = fmaxf(update.max, x[base + i * m->lanes]);
+                    update.max = fa_max_nan(update.max, x[base + i * m->lanes]);
                 for (int64_t i = 0; i < m->chunk && base + i * m->lanes < n; i++)
                     update.sum += expf(x[base + i * m->lanes] - update.max);
                 state = softmax_merge(state, update, rescale);
@@ -1205,7 +1217,7 @@ static double softmax_worst_ratio(const float *p, float lse, const double *want,
 {
     double worst = fabs((double)lse - want_lse) / lse_bound;
     for (int64_t j = 0; j < n; j++)
-        worst = fmax(worst, fabs((double)p[j] - want[j]) / bound[j]);
+        worst = fa_max_nan_double(worst, fabs((double)p[j] - want[j]) / bound[j]);
     return worst;
 }
 
@@ -1238,7 +1250,7 @@ static void test_softmax_reference_bound(fa_tests *t)
             fa_softmax_row_reference(x, n, NULL, &methods[k], want, bound, &lse, &lse_bound);
             float got_lse;
             softmax_emulate(x, n, &methods[k], true, p, &got_lse);
-            covered = fmax(covered, softmax_worst_ratio(p, got_lse, want, bound, lse, lse_bound, n));
+            covered = fa_max_nan_double(covered, softmax_worst_ratio(p, got_lse, want, bound, lse, lse_bound, n));
 
             /* The planted error goes on the largest weight, where it is not a rounding. */
             int64_t top = 0;
@@ -1246,15 +1258,15 @@ static void test_softmax_reference_bound(fa_tests *t)
                 top = want[j] > want[top] ? j : top;
             const float kept = p[top];
             p[top] = kept * (1.0f + 0x1p-6f);
-            planted = fmin(planted, fabs((double)p[top] - want[top]) / bound[top]);
+            planted = min_nan(planted, fabs((double)p[top] - want[top]) / bound[top]);
             p[top] = kept;
             float max = x[0];
             for (int64_t j = 1; j < n; j++)
-                max = fmaxf(max, x[j]);
-            no_max = fmin(no_max, fabs((double)(got_lse - max) - lse) / lse_bound);
+                max = fa_max_nan(max, x[j]);
+            no_max = min_nan(no_max, fabs((double)(got_lse - max) - lse) / lse_bound);
             if (methods[k].chunk > 0 && (double)n > (double)methods[k].chunk * methods[k].lanes) {
                 softmax_emulate(x, n, &methods[k], false, p, &got_lse);
-                no_rescale = fmin(no_rescale, softmax_worst_ratio(p, got_lse, want, bound, lse,
+                no_rescale = min_nan(no_rescale, softmax_worst_ratio(p, got_lse, want, bound, lse,
                                                                   lse_bound, n));
             }
         }
@@ -1300,19 +1312,19 @@ static void test_softmax_state_reference(fa_tests *t)
         for (int rescale = 1; rescale >= 0; rescale--) {
             float m = -INFINITY, l = 0.0f, o = 0.0f;
             for (int64_t j = 0; j < STATE_N; j++) {
-                const float max = fmaxf(m, x[j]);
+                const float max = fa_max_nan(m, x[j]);
                 const float alpha = rescale ? expf(m - max) : 1.0f;
                 const float weight = expf(x[j] - max);
                 l = fmaf(alpha, l, weight);
                 o = fmaf(alpha, o, weight * v[j]);
                 m = max;
             }
-            const double ratio = fmax(fabs((double)l - ref.sum) / ref.sum_bound,
+            const double ratio = fa_max_nan_double(fabs((double)l - ref.sum) / ref.sum_bound,
                                       fabs((double)o - ref.output) / ref.output_bound);
             if (rescale)
-                covered = fmax(covered, (double)m == ref.max ? ratio : INFINITY);
+                covered = fa_max_nan_double(covered, (double)m == ref.max ? ratio : INFINITY);
             else
-                no_rescale = fmin(no_rescale, ratio);
+                no_rescale = min_nan(no_rescale, ratio);
         }
     }
     FA_EXPECT(t, covered <= 1.0, "state: the bound covers the fp32 online fold (err/bound %.3g)",
@@ -1320,6 +1332,73 @@ static void test_softmax_state_reference(fa_tests *t)
     FA_EXPECT(t, no_rescale > 10.0,
               "state: a fold without its correction factor is rejected (err/bound %.3g)",
               no_rescale);
+}
+
+/* ---- 6. what the check refuses to judge -------------------------------------------------- */
+
+/*
+ * The statistics of the checks keep NaN: the worst ratio of a softmax row with
+ * a NaN weight is NaN and fails "<= 1"; a verdict merged with a NaN ratio
+ * stays NaN; the smallest of ratios that hold a NaN is NaN and fails "> 10";
+ * a NaN is the worst once, then stays. fmax and fmin would drop each NaN.
+ */
+static void test_statistics_keep_nan(fa_tests *t)
+{
+    const float p[2] = {0.5f, NAN};
+    const double want[2] = {0.5, 0.5}, bound[2] = {1e-6, 1e-6};
+    const double worst = softmax_worst_ratio(p, 0.0f, want, bound, 0.0, 1e-6, 2);
+    FA_EXPECT(t, isnan(worst) && !(worst <= 1.0), "a NaN weight: worst err/bound %g, must not pass <= 1",
+              worst);
+    verdict into = {.ratio = 0.5, .o_ratio = 0.5, .lse_ratio = 0.5};
+    const verdict with_nan = {.ratio = NAN, .o_ratio = NAN, .lse_ratio = 0.25};
+    const verdict finite = {.ratio = 7.0, .o_ratio = 7.0, .lse_ratio = 0.25};
+    verdict_merge(&into, &with_nan);
+    verdict_merge(&into, &finite);
+    FA_EXPECT(t, isnan(into.ratio) && isnan(into.o_ratio) && into.lse_ratio == 0.5,
+              "verdict_merge keeps a NaN ratio (ratio %g, o %g, lse %g)", into.ratio, into.o_ratio,
+              into.lse_ratio);
+    const double smallest = min_nan(min_nan(20.0, NAN), 30.0);
+    FA_EXPECT(t, isnan(smallest) && !(smallest > MUTANT_MIN_RATIO) && min_nan(20.0, 30.0) == 20.0,
+              "the smallest of 20, NaN, 30 is NaN (got %g)", smallest);
+    FA_EXPECT(t, worse(NAN, 1.0) && !worse(2.0, NAN) && !worse(NAN, NAN) && worse(2.0, 1.0),
+              "a NaN ratio is the worst once, then stays");
+}
+
+/*
+ * The emulation's maxima keep NaN as the kernels' do. Causal row 64 sees keys
+ * 0..64; with blocks of 64, key 64 is the only allowed key of block 1. A NaN
+ * in k_64 makes the row NaN in the reference; a block max taken with fmaxf
+ * would be -inf, the block skipped as fully masked, and the "correct" kernel
+ * would give a finite row the check rejects.
+ */
+static void test_emulation_keeps_nan_max(fa_tests *t)
+{
+    enum { NAN_ROWS = 70, NAN_DIM = 4, NAN_KEY = 64 };
+    const fa_case_shape shape = {.batch = 1, .heads_q = 1, .heads_kv = 1, .nq = NAN_ROWS, .nk = NAN_ROWS,
+                                 .head_dim = NAN_DIM, .mask = FA_MASK_CAUSAL_TOP_LEFT, .dtype = FA_F32};
+    fa_attn_case c;
+    fa_rng rng;
+    fa_rng_seed(&rng, SEED, 3000);
+    if (!FA_EXPECT(t, fa_case_create(&c, &shape) == FA_OK, "%s", fa_last_error()))
+        return;
+    fa_case_fill_scores(&c, 1.0, &rng);
+    fa_case_fill_values(&c, 0.0, &rng);
+    fa_case_set(&c, FA_CASE_K, 0, 0, NAN_KEY, 0, NAN);
+    const fa_attn_method m = {.block_n = NAN_KEY};
+    fa_attn_reference r;
+    float o[NAN_ROWS * NAN_DIM], lse[NAN_ROWS];
+    const fa_emulation e = {.method = m};
+    if (FA_EXPECT(t, fa_attention_reference(&c.problem, &m, &r) == FA_OK &&
+                         fa_emulate_attention(&c.problem, &e, o, lse) == FA_OK,
+                  "%s", fa_last_error())) {
+        fa_check_report ro, rl;
+        const bool covered = fa_attention_covers(&r, o, lse, &ro, &rl);
+        FA_EXPECT(t, covered && isnan(o[NAN_KEY * NAN_DIM]) && isfinite(o[(NAN_KEY - 1) * NAN_DIM]),
+                  "a NaN key alone in its block poisons row %d: o = %g, want %g (%lld uncovered)", NAN_KEY,
+                  (double)o[NAN_KEY * NAN_DIM], r.o[NAN_KEY * NAN_DIM], (long long)ro.uncovered);
+        fa_attn_reference_free(&r);
+    }
+    fa_case_free(&c);
 }
 
 int main(int argc, char **argv)
@@ -1343,6 +1422,8 @@ int main(int argc, char **argv)
     test_softmax_reference_classics(&t);
     test_softmax_reference_bound(&t);
     test_softmax_state_reference(&t);
+    test_statistics_keep_nan(&t);
+    test_emulation_keeps_nan_max(&t);
     test_coverage(&t, &FA2_METHOD, "FlashAttention-2 (bf16, tensor cores, B = 64, bf16 P, exp2, rcp)", &coverage);
     test_coverage(&t, &ABLATION_METHOD, "same, l from the rounded P", &coverage);
     for (int k = 0; k < OTHER_METHOD_COUNT; k++)
