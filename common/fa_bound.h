@@ -13,6 +13,12 @@
  * one O(N D) pass over v. Every term, its rigorous second-order factor and the
  * absolute floors (flush to zero, subnormal P and outputs) are already folded
  * into the weights.
+ *
+ * A bound that is not finite is no bound: it would cover any output. Where a
+ * factor of the derivation leaves its range (gamma_n with n u >= 1, l's gamma
+ * or a weight's relative error reaching 1), the row is refused with
+ * FA_ERR_UNSUPPORTED and a message saying which factor, never given an
+ * infinite bound.
  */
 #ifndef FA_BOUND_H
 #define FA_BOUND_H
@@ -20,6 +26,7 @@
 #include <stdint.h>
 
 #include "fa_attention_ref.h"
+#include "fa_status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -64,13 +71,34 @@ typedef struct fa_bound_row_terms {
 } fa_bound_row_terms;
 
 /**
+ * FA_OK when the factors of the bound that a row's sizes fix are in range for
+ * every row of up to @p keys key positions under @p method: gamma_n of the
+ * q.k dot product of @p head_dim terms and of P.V finite (n u < 1), gamma_n
+ * of l below 1 (n u < 1/2; else 1 - gamma_l, the bound's second-order
+ * denominator, is not positive), counting a rise in every key block. Else FA_ERR_UNSUPPORTED with a message that
+ * names the factor, e.g. "gamma_n with n*u >= 1 for P.V (n = 16777217, ...)":
+ * fp32 sums over 2^23 keys or more have no bound, such rows must be judged
+ * per block. fa_attention_reference() asks this before allocating anything.
+ * The method must have been validated.
+ */
+fa_status fa_bound_row_supported(const fa_attn_method *method, int64_t keys, int64_t head_dim);
+
+/**
  * Fills @p out with the bound of a kernel that implements method @p method on
  * the row @p in, valid whether the kernel visits the key blocks first to last
  * or last to first. @p scratch holds FA_BOUND_SCRATCH_PER_KEY * in->keys
  * doubles. The method must have been validated (fa_attention_reference() does).
+ *
+ * Returns FA_ERR_INVALID_ARGUMENT for a row that breaks its description (a
+ * negative size, a max or sum or scale that is not finite, l < 1, an allowed
+ * score that is NaN or +inf, an A_j that is not a finite number >= 0), and
+ * FA_ERR_UNSUPPORTED when the bound would not be finite: a size-fixed factor
+ * out of range (fa_bound_row_supported()), or scores so large that a weight's
+ * relative error H = expm1(eta_j) or l's relative error reaches 1. On error
+ * @p out holds no bound.
  */
-void fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *in, double *scratch,
-                  fa_bound_row_terms *out);
+fa_status fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *in,
+                       double *scratch, fa_bound_row_terms *out);
 
 /**
  * Adds to @p out a bound on the error of the double reference itself

@@ -24,6 +24,7 @@
 
 #include "fa_half.h"
 #include "fa_math.h"
+#include "fa_reference.h"
 
 /* Every float operation below must round once, to float: no wider
  * evaluation, and no a * b + c silently fused (GCC does not fuse in ISO C
@@ -428,7 +429,22 @@ static fa_status validate(const fa_attn_problem *p, const fa_emulation *e, const
     if (p->batch < 0 || p->heads_q < 0 || p->heads_kv <= 0 || p->heads_q % p->heads_kv != 0 || p->nq < 0 ||
         p->nk < 0 || p->head_dim < 0)
         return fa_fail(FA_ERR_INVALID_SIZE, "emulate attention: inconsistent shape");
-    return FA_OK;
+    /* The sizes the reference accepts, and the key rows the kernel may read
+     * (past nk up to a whole block for the tail mutant). */
+    int64_t rows, elements, key_rows = p->nk, kv_elements;
+    FA_TRY(fa_attn_require_sizes("emulate attention", p, &rows, &elements));
+    if (e->mutant == FA_MUTANT_TAIL_ROUNDED_UP) {
+        const int64_t tail[2] = {fa_ceil_div(p->nk, m->block_n), m->block_n};
+        FA_TRY(fa_ref_elements("emulate attention", "key blocks * block_n", tail, 2,
+                               (int64_t)sizeof(float), &key_rows));
+    }
+    const int64_t kv[2] = {key_rows, p->head_dim};
+    FA_TRY(fa_ref_elements("emulate attention", "key rows * head_dim", kv, 2, (int64_t)sizeof(float),
+                           &kv_elements));
+    FA_TRY(fa_view_require_extent("emulate attention", "q", &p->q, p->batch, p->heads_q, p->nq, p->head_dim));
+    FA_TRY(fa_view_require_extent("emulate attention", "k", &p->k, p->batch, p->heads_kv, key_rows, p->head_dim));
+    return fa_view_require_extent("emulate attention", "v", &p->v, p->batch, p->heads_kv, key_rows,
+                                  p->head_dim);
 }
 
 static void emulator_free(emulator *em)

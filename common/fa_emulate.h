@@ -85,7 +85,9 @@ typedef struct fa_emulation {
  * (fa_case_create() allocates them as canary padding). The mask mutants need a
  * causal mask to differ from the correct kernel. Returns FA_ERR_NULL_POINTER,
  * FA_ERR_INVALID_ARGUMENT (bad enum, adversarial without a reference or sign,
- * block_n = 0 with a mutant that needs blocks) or FA_ERR_OUT_OF_MEMORY.
+ * block_n = 0 with a mutant that needs blocks), FA_ERR_OVERFLOW (sizes the
+ * reference would refuse, or key rows and views whose offsets overflow) or
+ * FA_ERR_OUT_OF_MEMORY.
  *
  * Every max is fa_max_nan(), as in the kernels: a NaN score is never dropped
  * from a block's max, so a block whose only allowed key is NaN still poisons

@@ -188,37 +188,59 @@ static double row_max(const row_view *row)
     return max;
 }
 
-/** lambda, l's relative error, for @p terms summed with at most @p roundings per path. */
-static double sum_relative_error(const row_terms *terms, int64_t roundings, double own)
+/**
+ * gamma_G of the sum of the row's terms, G = @p roundings on the longest path:
+ * finite only while G u < 1, else the row has no bound (FA_ERR_UNSUPPORTED).
+ */
+static fa_status sum_gamma(const row_view *row, int64_t roundings, double *gamma)
 {
-    const double l = fa_ksum_value(&terms->sum);
-    const double gamma = fa_gamma((double)roundings, FA_BOUND_U32);
-    return (1.0 + 2.0 * (terms->eta_max + gamma)) * (fa_ksum_value(&terms->sum_eta) + gamma * l) /
-               l +
-           2.0 * (double)terms->count * FA_BOUND_MIN_NORMAL32 / l + own;
+    *gamma = fa_gamma((double)roundings, FA_BOUND_U32);
+    if (isinf(*gamma))
+        return fa_fail(FA_ERR_UNSUPPORTED,
+                       "softmax bound: gamma_n with n*u >= 1 (n = %lld roundings on a term's path, "
+                       "u = 2^-24) for a row of %lld entries: no finite fp32 bound; rows of 2^24 keys "
+                       "must be judged per block (an online method's chunks and merges keep n small)",
+                       (long long)roundings, (long long)row->n);
+    return FA_OK;
 }
 
-void fa_softmax_row_reference(const float *x, int64_t n, const fa_softmax_keys *keys,
-                              const fa_softmax_method *method, double *p, double *p_bound,
-                              double *lse, double *lse_bound)
+/** lambda, l's relative error, for @p terms summed with at most @p roundings per path. */
+static fa_status sum_relative_error(const row_view *row, const row_terms *terms, int64_t roundings,
+                                    double own, double *lambda)
+{
+    const double l = fa_ksum_value(&terms->sum);
+    double gamma;
+    FA_TRY(sum_gamma(row, roundings, &gamma));
+    *lambda = (1.0 + 2.0 * (terms->eta_max + gamma)) * (fa_ksum_value(&terms->sum_eta) + gamma * l) /
+                  l +
+              2.0 * (double)terms->count * FA_BOUND_MIN_NORMAL32 / l + own;
+    return FA_OK;
+}
+
+fa_status fa_softmax_row_reference(const float *x, int64_t n, const fa_softmax_keys *keys,
+                                   const fa_softmax_method *method, double *p, double *p_bound,
+                                   double *lse, double *lse_bound)
 {
     const fa_softmax_keys all = fa_softmax_all_keys(n);
     const row_view row = {x, NULL, n, keys != NULL ? keys : &all};
     const double max = row_max(&row);
     if (isnan(max)) {
         fill_exact(&row, NAN, NAN, p, p_bound, lse, lse_bound);
-        return;
+        return FA_OK;
     }
     if (max == -INFINITY) {
         fill_exact(&row, 0.0, -INFINITY, p, p_bound, lse, lse_bound);
-        return;
+        return FA_OK;
     }
 
     row_terms terms = {.max = max};
     const int64_t roundings = sum_terms(&row, method, &terms);
     const double l = fa_ksum_value(&terms.sum);
     const double own = own_error(n);
-    const double lambda = sum_relative_error(&terms, roundings, own);
+    /* A row refused by its bound keeps its exact weights, and lambda NaN makes
+     * every bound of a visible entry NaN: the check never judges them. */
+    double lambda = NAN;
+    const fa_status status = sum_relative_error(&row, &terms, roundings, own, &lambda);
 
     /* p_j = expf(x_j - m) / l with the final m: its own weight, the division
      * and l's error. */
@@ -246,11 +268,12 @@ void fa_softmax_row_reference(const float *x, int64_t n, const fa_softmax_keys *
                                              FA_BOUND_U32 * fabs(max + log_l)) +
                      own * (fabs(max) + fabs(log_l));
     }
+    return status;
 }
 
-void fa_softmax_state_reference(const float *x, const float *v, int64_t n,
-                                const fa_softmax_keys *keys, const fa_softmax_method *method,
-                                fa_softmax_state_ref *state)
+fa_status fa_softmax_state_reference(const float *x, const float *v, int64_t n,
+                                     const fa_softmax_keys *keys, const fa_softmax_method *method,
+                                     fa_softmax_state_ref *state)
 {
     const fa_softmax_keys all = fa_softmax_all_keys(n);
     const row_view row = {x, v, n, keys != NULL ? keys : &all};
@@ -259,7 +282,7 @@ void fa_softmax_state_reference(const float *x, const float *v, int64_t n,
     const fa_softmax_state_ref empty = {-INFINITY, 0.0, 0.0, 0.0, 0.0};
     if (isnan(max) || max == -INFINITY) {
         *state = isnan(max) ? poisoned : empty;
-        return;
+        return FA_OK;
     }
 
     row_terms terms = {.max = max};
@@ -267,29 +290,44 @@ void fa_softmax_state_reference(const float *x, const float *v, int64_t n,
     const double own = own_error(n);
     state->max = max;
     state->sum = fa_ksum_value(&terms.sum);
-    state->sum_bound = sum_relative_error(&terms, roundings, own) * state->sum;
-
-    /* o: each product e_j v_j (or its FMA) rounds once more than l's terms. */
-    const double gamma = fa_gamma((double)roundings + 1.0, FA_BOUND_U32);
-    const double abs_output = fa_ksum_value(&terms.abs_output);
     state->output = fa_ksum_value(&terms.output);
+    /* A refused row keeps its exact state and gets NaN bounds: never judged. */
+    state->sum_bound = state->output_bound = NAN;
+    double lambda, gamma;
+    FA_TRY(sum_relative_error(&row, &terms, roundings, own, &lambda));
+    /* o: each product e_j v_j (or its FMA) rounds once more than l's terms. */
+    FA_TRY(sum_gamma(&row, roundings + 1, &gamma));
+    state->sum_bound = lambda * state->sum;
+    const double abs_output = fa_ksum_value(&terms.abs_output);
     state->output_bound =
         (1.0 + 2.0 * (terms.eta_max + gamma)) *
             (fa_ksum_value(&terms.abs_output_eta) + gamma * abs_output) +
         2.0 * fa_ksum_value(&terms.abs_values) * FA_BOUND_MIN_NORMAL32 + own * abs_output;
+    return FA_OK;
 }
 
-void fa_softmax_rows_reference(const float *x, int64_t batch, int64_t heads, int64_t rows,
-                               int64_t n, fa_mask mask, const int64_t *key_length,
-                               const fa_softmax_method *method, double *p, double *p_bound,
-                               double *lse, double *lse_bound)
+fa_status fa_softmax_rows_reference(const float *x, int64_t batch, int64_t heads, int64_t rows,
+                                    int64_t n, fa_mask mask, const int64_t *key_length,
+                                    const fa_softmax_method *method, double *p, double *p_bound,
+                                    double *lse, double *lse_bound)
 {
-    const int64_t total = batch * heads * rows;
+    static const char op[] = "softmax rows reference";
+    const int64_t row_factors[3] = {batch, heads, rows};
+    const int64_t entry_factors[4] = {batch, heads, rows, n};
+    int64_t total, entries;
+    FA_TRY(fa_ref_elements(op, "batch * heads * rows", row_factors, 3, (int64_t)sizeof(double),
+                           &total));
+    FA_TRY(fa_ref_elements(op, "batch * heads * rows * n", entry_factors, 4,
+                           (int64_t)sizeof(double), &entries));
+    /* Every row is written, a refused one with NaN bounds; the first refusal is returned. */
+    fa_status first = FA_OK;
     for (int64_t r = 0; r < total; ++r) {
         const int64_t b = r / (heads * rows);
         const fa_softmax_keys keys = {mask, r % rows, rows, key_length != NULL ? key_length[b] : n};
-        fa_softmax_row_reference(x + r * n, n, &keys, method, p + r * n, p_bound + r * n,
-                                 lse != NULL ? lse + r : NULL,
-                                 lse_bound != NULL ? lse_bound + r : NULL);
+        const fa_status status = fa_softmax_row_reference(
+            x + r * n, n, &keys, method, p + r * n, p_bound + r * n, lse != NULL ? lse + r : NULL,
+            lse_bound != NULL ? lse_bound + r : NULL);
+        first = first != FA_OK ? first : status;
     }
+    return first;
 }

@@ -19,6 +19,9 @@
  * 5. The softmax reference (fa_softmax_ref.h): hand-computable rows, masks,
  *    empty and NaN rows, and its bound covering fp32 emulations of the
  *    three-pass and online methods while rejecting planted errors.
+ * 6. What the check refuses to judge: a bound element that is not a finite
+ *    number >= 0, rows too long (2^23, 2^24 keys) or scores too large for a
+ *    finite bound, sizes whose products overflow; and statistics that keep NaN.
  *
  *   test_numerics                  run everything, last line "N passed, N failed"
  *   test_numerics --tables FILE    also write the ablation and mutation tables
@@ -33,8 +36,10 @@
 #include "fa_adversarial.h"
 #include "fa_attention_ref.h"
 #include "fa_bound.h"
+#include "fa_bytes.h"
 #include "fa_emulate.h"
 #include "fa_math.h"
+#include "fa_reference.h"
 #include "fa_softmax_ref.h"
 #include "fa_test.h"
 
@@ -619,8 +624,9 @@ static void test_bound_no_keys(fa_tests *t)
     double weight[1] = {0.0}, scratch[FA_BOUND_SCRATCH_PER_KEY] = {0.0};
     fa_bound_row_terms terms = {.diff_weight = weight, .abs_weight = weight, .o_weight = -1.0,
                                 .o_floor = -1.0, .lse_bound = -1.0, .rises = -1};
-    fa_bound_row(&DEFINITION, &row, scratch, &terms);
-    FA_EXPECT(t, terms.o_weight == 0.0 && terms.o_floor == 0.0 && terms.lse_bound == 0.0 && terms.rises == 0,
+    const fa_status status = fa_bound_row(&DEFINITION, &row, scratch, &terms);
+    FA_EXPECT(t, status == FA_OK && terms.o_weight == 0.0 && terms.o_floor == 0.0 && terms.lse_bound == 0.0 &&
+                     terms.rises == 0,
               "no keys, block_n = 0: zero terms (o_weight %g, o_floor %g, lse_bound %g, rises %lld)",
               terms.o_weight, terms.o_floor, terms.lse_bound, (long long)terms.rises);
 }
@@ -1334,7 +1340,57 @@ static void test_softmax_state_reference(fa_tests *t)
               no_rescale);
 }
 
+
 /* ---- 6. what the check refuses to judge -------------------------------------------------- */
+
+/*
+ * A bound element that is inf covers any output, a NaN one none, a negative
+ * one is no bound either: where the reference is finite the check refuses to
+ * judge. Not covered, status FA_ERR_INVALID_ARGUMENT with a message, the
+ * element's err/bound NaN, and worst_ratio NaN even when a larger finite ratio
+ * follows (fa_max_nan_double()). Where the reference is NaN the comparison is
+ * exact and the bound is not read.
+ */
+static void test_check_refuses_non_bounds(fa_tests *t)
+{
+    const double ref[2] = {0.0, 1.0};
+    const float out[2] = {1e30f, 1.0f};
+    const double non_bounds[3] = {INFINITY, NAN, -1.0};
+    const fa_shape shape = fa_shape_1d(2);
+    fa_check_report report;
+    for (int k = 0; k < 3; k++) {
+        const double bound[2] = {non_bounds[k], 0.5};
+        fa_clear_error();
+        const bool covered = fa_check_covers(out, ref, bound, 2, &report);
+        char line[256];
+        fa_check_describe(&report, &shape, line, sizeof line);
+        FA_EXPECT(t, !covered && report.status == FA_ERR_INVALID_ARGUMENT && report.invalid_bounds == 1 &&
+                         report.invalid.index == 0 && report.uncovered == 1 && isnan(report.worst_ratio) &&
+                         report.worst_index == 0 &&
+                         strstr(fa_last_error(), "a bound is a finite number >= 0") != NULL &&
+                         strstr(line, "not judged: the bound at (i 0)") != NULL,
+                  "bound %g: covered %d, status %s, worst err/bound %g at %lld; %s; %s", non_bounds[k],
+                  (int)covered, fa_status_name(report.status), report.worst_ratio,
+                  (long long)report.worst_index, fa_last_error(), line);
+    }
+    /* A NaN ratio replaces a finite worst, and stays the worst when a ratio of 100 follows. */
+    const float first[2] = {0.25f, 1.0f}, later[2] = {0.0f, 101.0f};
+    const double first_bound[2] = {0.5, NAN}, later_bound[2] = {NAN, 1.0};
+    fa_check_covers(first, ref, first_bound, 2, &report);
+    FA_EXPECT(t, isnan(report.worst_ratio) && report.worst_index == 1,
+              "a NaN err/bound after 0.5 is the worst (worst %g at %lld)", report.worst_ratio,
+              (long long)report.worst_index);
+    fa_check_covers(later, ref, later_bound, 2, &report);
+    FA_EXPECT(t, isnan(report.worst_ratio) && report.worst_index == 0 && report.uncovered == 2,
+              "a NaN err/bound is not replaced by a later 100 (worst %g at %lld)", report.worst_ratio,
+              (long long)report.worst_index);
+    const double nan_ref = NAN, nan_bound = NAN;
+    const float nan_out = NAN;
+    const bool covered = fa_check_covers(&nan_out, &nan_ref, &nan_bound, 1, &report);
+    FA_EXPECT(t, covered && report.status == FA_OK,
+              "a NaN reference is compared exactly, its bound not read (covered %d, status %s)",
+              (int)covered, fa_status_name(report.status));
+}
 
 /*
  * The statistics of the checks keep NaN: the worst ratio of a softmax row with
@@ -1401,6 +1457,247 @@ static void test_emulation_keeps_nan_max(fa_tests *t)
     fa_case_free(&c);
 }
 
+/** A one-row problem of @p nk keys, D = 1, scale 1, fp32: s_j = q k_j, reading k and v. */
+static fa_attn_problem one_row_problem(const float *q, const float *k, const float *v, int64_t nk)
+{
+    return (fa_attn_problem){.batch = 1, .heads_q = 1, .heads_kv = 1, .nq = 1, .nk = nk, .head_dim = 1,
+                             .scale = 1.0, .mask = FA_MASK_NONE, .q = fa_view_bhnd(q, FA_F32, 1, 1, 1),
+                             .k = fa_view_bhnd(k, FA_F32, 1, nk, 1), .v = fa_view_bhnd(v, FA_F32, 1, nk, 1)};
+}
+
+/*
+ * An attention bound that is not finite is refused, never handed to the check.
+ * The definition (fp32 P, one block) has gamma_(N-1) for l and gamma_(N+1)
+ * for P.V: 2^23 keys is the longest row accepted (gamma_l < 1), 2^23 + 1 the
+ * shortest refused (n u = 1/2: 1 - gamma_l, which divides the bound, is 0),
+ * and at 2^24 keys gamma_(N+1) itself is infinite. A real problem of 2^24
+ * keys (k of 64 MiB, v the same array) is refused before anything is
+ * allocated; a row whose scores reach 2^25 (u |s| = 2, so a weight's relative
+ * error expm1(eta) exceeds 1) is refused with its coordinate; a described row
+ * with a NaN max or a +inf score is an invalid argument.
+ */
+static void test_bound_refuses_long_rows(fa_tests *t)
+{
+    const int64_t half = (int64_t)1 << 23, full = (int64_t)1 << 24;
+    FA_EXPECT(t, fa_bound_row_supported(&DEFINITION, half, HEAD_DIM) == FA_OK, "2^23 keys: %s",
+              fa_last_error());
+    fa_status status = fa_bound_row_supported(&DEFINITION, half + 1, HEAD_DIM);
+    FA_EXPECT(t, status == FA_ERR_UNSUPPORTED && strstr(fa_last_error(), "n*u >= 1/2) for l") != NULL,
+              "2^23 + 1 keys: %s: %s", fa_status_name(status), fa_last_error());
+    status = fa_bound_row_supported(&DEFINITION, full, HEAD_DIM);
+    FA_EXPECT(t, status == FA_ERR_UNSUPPORTED &&
+                     strstr(fa_last_error(), "gamma_n with n*u >= 1 for P.V (n = 16777217") != NULL,
+              "2^24 keys: %s: %s", fa_status_name(status), fa_last_error());
+    status = fa_bound_row_supported(&FA2_METHOD, full, HEAD_DIM);
+    FA_EXPECT(t, status == FA_ERR_UNSUPPORTED, "FlashAttention-2's methods, 2^24 keys: %s",
+              fa_last_error());
+    status = fa_bound_row_supported(&DEFINITION, 1, full);
+    FA_EXPECT(t, status == FA_ERR_UNSUPPORTED && strstr(fa_last_error(), "q.k dot product") != NULL,
+              "head_dim 2^24: %s", fa_last_error());
+
+    float *k = calloc((size_t)full, sizeof(float));
+    const float q = 1.0f;
+    if (FA_EXPECT(t, k != NULL, "no memory for 2^24 keys")) {
+        const int64_t lengths[2] = {half + 1, full};
+        for (int c = 0; c < 2; c++) {
+            const fa_attn_problem p = one_row_problem(&q, k, k, lengths[c]);
+            fa_attn_reference r;
+            status = fa_attention_reference(&p, &DEFINITION, &r);
+            FA_EXPECT(t, status == FA_ERR_UNSUPPORTED && r.o == NULL && r.o_bound == NULL &&
+                             strstr(fa_last_error(), "gamma_n") != NULL,
+                      "a row of %lld keys: %s: %s", (long long)lengths[c], fa_status_name(status),
+                      fa_last_error());
+            fa_attn_reference_free(&r);
+        }
+        free(k);
+    }
+
+    const float big_q = 0x1p13f, big_k = 0x1p12f, one = 1.0f;
+    const fa_attn_problem big = one_row_problem(&big_q, &big_k, &one, 1);
+    fa_attn_reference r;
+    status = fa_attention_reference(&big, &DEFINITION, &r);
+    FA_EXPECT(t, status == FA_ERR_UNSUPPORTED && r.o == NULL &&
+                     strstr(fa_last_error(), "(batch 0, head 0, row 0)") != NULL &&
+                     strstr(fa_last_error(), "H = expm1(eta_j)") != NULL,
+              "a score of 2^25: %s: %s", fa_status_name(status), fa_last_error());
+
+    const double score[2] = {0.0, INFINITY}, abs_dot[2] = {0.0, 1.0};
+    double weights[2], scratch[2 * FA_BOUND_SCRATCH_PER_KEY];
+    fa_bound_row_terms terms = {.diff_weight = weights, .abs_weight = weights};
+    const fa_bound_row_input nan_max = {.keys = 1, .score = score, .abs_dot = abs_dot, .scale = 1.0,
+                                        .head_dim = 1, .max = NAN, .sum = 1.0};
+    const fa_bound_row_input inf_score = {.keys = 2, .score = score, .abs_dot = abs_dot, .scale = 1.0,
+                                          .head_dim = 1, .max = 0.0, .sum = 1.0};
+    FA_EXPECT(t, fa_bound_row(&DEFINITION, &nan_max, scratch, &terms) == FA_ERR_INVALID_ARGUMENT &&
+                     fa_bound_row(&DEFINITION, &inf_score, scratch, &terms) == FA_ERR_INVALID_ARGUMENT &&
+                     strstr(fa_last_error(), "key 1") != NULL,
+              "a row with a NaN max or a +inf score has no bound: %s", fa_last_error());
+}
+
+/*
+ * The softmax bound's gamma_G needs G u < 1. A row of 2^24 + 1 zeros (64 MiB,
+ * l = 2^24 + 1 exactly): the three-pass state (G = the terms) is refused with
+ * its exact value and NaN bounds, which the check then refuses to judge even
+ * for l = 0; the same row folded in chunks of 64 (G = 63 + updates) has a
+ * finite bound that covers the float nearest l. The three-pass row reference
+ * at its boundary: 2^24 - 1 visible entries have a finite bound, 2^24 none.
+ */
+static void test_softmax_refuses_long_rows(fa_tests *t)
+{
+    const int64_t full = (int64_t)1 << 24, n = full + 1;
+    float *x = calloc((size_t)n, sizeof(float));
+    double *p = malloc((size_t)full * sizeof(double)), *p_bound = malloc((size_t)full * sizeof(double));
+    if (!FA_EXPECT(t, x != NULL && p != NULL && p_bound != NULL, "no memory for a row of 2^24 + 1")) {
+        free(x), free(p), free(p_bound);
+        return;
+    }
+    const fa_softmax_method three_pass = {0}, chunks = {64, 1, 0, NULL};
+    fa_softmax_state_ref ref;
+    fa_status status = fa_softmax_state_reference(x, NULL, n, NULL, &three_pass, &ref);
+    FA_EXPECT(t, status == FA_ERR_UNSUPPORTED && ref.sum == (double)n && isnan(ref.sum_bound) &&
+                     strstr(fa_last_error(), "gamma_n with n*u >= 1") != NULL,
+              "three passes over 2^24 + 1 entries: %s (l %.17g, bound %g): %s", fa_status_name(status),
+              ref.sum, ref.sum_bound, fa_last_error());
+    const float wrong = 0.0f, nearest = (float)n;
+    fa_check_report report;
+    const bool covered = fa_check_covers(&wrong, &ref.sum, &ref.sum_bound, 1, &report);
+    FA_EXPECT(t, !covered && report.status == FA_ERR_INVALID_ARGUMENT,
+              "l = 0 against a NaN bound: not judged (covered %d)", (int)covered);
+    status = fa_softmax_state_reference(x, NULL, n, NULL, &chunks, &ref);
+    FA_EXPECT(t, status == FA_OK && isfinite(ref.sum_bound) &&
+                     fa_check_covers(&nearest, &ref.sum, &ref.sum_bound, 1, NULL),
+              "chunks of 64 over 2^24 + 1 entries: %s, l %.17g within %g", fa_status_name(status), ref.sum,
+              ref.sum_bound);
+
+    fa_softmax_keys keys = {FA_MASK_NONE, 0, 1, full - 1};
+    double lse, lse_bound;
+    status = fa_softmax_row_reference(x, full, &keys, &three_pass, p, p_bound, &lse, &lse_bound);
+    FA_EXPECT(t, status == FA_OK && isfinite(p_bound[0]) && isfinite(lse_bound) && p_bound[full - 1] == 0.0,
+              "2^24 - 1 visible entries: %s, bounds %g, %g", fa_status_name(status), p_bound[0], lse_bound);
+    keys.length = full;
+    status = fa_softmax_row_reference(x, full, &keys, &three_pass, p, p_bound, &lse, &lse_bound);
+    FA_EXPECT(t, status == FA_ERR_UNSUPPORTED && p[0] == 0x1p-24 && isnan(p_bound[0]) &&
+                     isnan(p_bound[full - 1]) && isnan(lse_bound) && lse == 24.0 * log(2.0),
+              "2^24 visible entries: %s, p %g, bounds %g, %g", fa_status_name(status), p[0], p_bound[0],
+              lse_bound);
+    status = fa_softmax_rows_reference(x, 1, 1, 1, full, FA_MASK_NONE, NULL, &three_pass, p, p_bound,
+                                       NULL, NULL);
+    FA_EXPECT(t, status == FA_ERR_UNSUPPORTED, "the rows reference returns the refusal: %s",
+              fa_status_name(status));
+    free(x), free(p), free(p_bound);
+}
+
+/*
+ * Every reference checks its own size products. At the limit of 2^60 - 1
+ * doubles (fa_max_elements(8)): the largest output accepted reaches malloc
+ * (FA_ERR_OUT_OF_MEMORY), one more is FA_ERR_OVERFLOW naming the product.
+ * Before the checks, 2^32 x 2^32 rows wrapped to an empty reference that
+ * "covered" anything. Where a function writes caller arrays, the refused size
+ * is tested (nothing written), and the accepted one where nothing is read.
+ */
+static void test_size_overflow(fa_tests *t)
+{
+    const int64_t doubles = fa_max_elements((int64_t)sizeof(double));
+    const int64_t floats = fa_max_elements((int64_t)sizeof(float));
+    int64_t count;
+    const int64_t at_limit[2] = {(int64_t)1 << 30, ((int64_t)1 << 30) - 1}, past[2] = {(int64_t)1 << 30,
+                                                                                        (int64_t)1 << 30};
+    FA_EXPECT(t, fa_ref_elements("t", "n", &doubles, 1, 8, &count) == FA_OK && count == doubles &&
+                     fa_ref_elements("t", "a * b", at_limit, 2, 8, &count) == FA_OK &&
+                     fa_ref_elements("t", "a * b", past, 2, 8, &count) == FA_ERR_OVERFLOW &&
+                     strstr(fa_last_error(), "a * b = 1073741824 x 1073741824 elements of 8 bytes") != NULL,
+              "fa_ref_elements at 2^60 - 1 and 2^60 doubles: %s", fa_last_error());
+
+    const float zero = 0.0f;
+    fa_attn_problem p = one_row_problem(&zero, &zero, &zero, 1);
+    fa_attn_reference r;
+    p.nq = doubles;
+    p.q = fa_view_bhnd(&zero, FA_F32, 1, p.nq, 1);
+    fa_status status = fa_attention_reference(&p, &DEFINITION, &r);
+    FA_EXPECT(t, status == FA_ERR_OUT_OF_MEMORY, "attention reference, 2^60 - 1 outputs: %s: %s",
+              fa_status_name(status), fa_last_error());
+    p.nq = doubles + 1;
+    p.q = fa_view_bhnd(&zero, FA_F32, 1, p.nq, 1);
+    status = fa_attention_reference(&p, &DEFINITION, &r);
+    FA_EXPECT(t, status == FA_ERR_OVERFLOW && strstr(fa_last_error(), "batch * heads_q * nq =") != NULL,
+              "attention reference, 2^60 rows: %s: %s", fa_status_name(status), fa_last_error());
+    p.nq = p.head_dim = (int64_t)1 << 30; /* 2^30 rows of 2^30 columns */
+    p.q = fa_view_bhnd(&zero, FA_F32, 1, p.nq, p.head_dim);
+    status = fa_attention_reference(&p, &DEFINITION, &r);
+    FA_EXPECT(t, status == FA_ERR_OVERFLOW &&
+                     strstr(fa_last_error(), "batch * heads_q * nq * head_dim") != NULL,
+              "attention reference, 2^60 outputs: %s: %s", fa_status_name(status), fa_last_error());
+    p = one_row_problem(&zero, &zero, &zero, 1);
+    p.batch = p.heads_q = (int64_t)1 << 32;
+    p.heads_kv = 1;
+    status = fa_attention_reference(&p, &DEFINITION, &r);
+    FA_EXPECT(t, status == FA_ERR_OVERFLOW && r.o == NULL &&
+                     strstr(fa_last_error(), "batch * heads_q * nq =") != NULL,
+              "attention reference, 2^32 x 2^32 rows: %s: %s", fa_status_name(status), fa_last_error());
+
+    fa_tensor_view view = fa_view_bhnd(&zero, FA_F32, 1, 1, 1);
+    view.stride_batch = floats - 1;
+    const fa_status last_ok = fa_view_require_extent("t", "q", &view, 2, 1, 1, 1);
+    view.stride_batch = floats;
+    status = fa_view_require_extent("t", "q", &view, 2, 1, 1, 1);
+    FA_EXPECT(t, last_ok == FA_OK && status == FA_ERR_OVERFLOW && strstr(fa_last_error(), "q of [2][1][1][1]"),
+              "a view whose last element is 2^61 - 2, then 2^61 - 1 floats: %s: %s",
+              fa_status_name(last_ok), fa_last_error());
+
+    /* The emulation accepts what the reference accepts: Nk 6 doubles of scratch bind first. */
+    const int64_t nk_most = doubles / FA_BOUND_SCRATCH_PER_KEY;
+    float o[1], lse[1];
+    const fa_emulation e = {.method = DEFINITION};
+    p = one_row_problem(&zero, &zero, &zero, nk_most);
+    status = fa_emulate_attention(&p, &e, o, lse);
+    FA_EXPECT(t, status == FA_ERR_OUT_OF_MEMORY, "emulation, Nk = %lld: %s: %s", (long long)nk_most,
+              fa_status_name(status), fa_last_error());
+    p = one_row_problem(&zero, &zero, &zero, nk_most + 1);
+    status = fa_emulate_attention(&p, &e, o, lse);
+    FA_EXPECT(t, status == FA_ERR_OVERFLOW && strstr(fa_last_error(), "nk * FA_BOUND_SCRATCH_PER_KEY") != NULL,
+              "emulation, Nk = %lld: %s: %s", (long long)nk_most + 1, fa_status_name(status),
+              fa_last_error());
+
+    /* A case of 3 B fp32 elements: B = (2^61 - 1) / 3 is the largest accepted. */
+    fa_case_shape shape = {.batch = floats / 3, .heads_q = 1, .heads_kv = 1, .nq = 1, .nk = 1,
+                           .head_dim = FA_CASE_MIN_HEAD_DIM, .dtype = FA_F32};
+    fa_attn_case c;
+    status = fa_case_create(&c, &shape);
+    FA_EXPECT(t, status == FA_ERR_OUT_OF_MEMORY, "case of batch %lld: %s: %s", (long long)shape.batch,
+              fa_status_name(status), fa_last_error());
+    shape.batch++;
+    status = fa_case_create(&c, &shape);
+    FA_EXPECT(t, status == FA_ERR_OVERFLOW && c.q == NULL, "case of batch %lld: %s: %s",
+              (long long)shape.batch, fa_status_name(status), fa_last_error());
+    fa_case_free(&c);
+
+    double out[2] = {1.0, 1.0};
+    const float in[1] = {0.0f};
+    status = fa_ref_matmul(in, in, FA_F32, FA_B_ROW_MAJOR, past[0], past[1], 1, out, NULL);
+    FA_EXPECT(t, status == FA_ERR_OVERFLOW && out[0] == 1.0 && strstr(fa_last_error(), "m * n") != NULL,
+              "matmul of 2^30 x 2^30 outputs: %s: %s", fa_status_name(status), fa_last_error());
+    status = fa_ref_transpose(in, past[0], past[1], out);
+    FA_EXPECT(t, status == FA_ERR_OVERFLOW && out[0] == 1.0, "transpose of 2^60: %s: %s",
+              fa_status_name(status), fa_last_error());
+    const fa_status row_ok = fa_ref_row_max(in, 2, 0, floats, out);
+    const bool written = out[0] == -INFINITY && out[1] == -INFINITY;
+    status = fa_ref_row_max(in, 2, 0, floats + 1, out);
+    FA_EXPECT(t, row_ok == FA_OK && written && status == FA_ERR_OVERFLOW,
+              "row max with ld 2^61 - 1, then 2^61 (rows 2, cols 0): %s, %s: %s", fa_status_name(row_ok),
+              fa_status_name(status), fa_last_error());
+    const fa_softmax_method three_pass = {0};
+    out[0] = out[1] = 1.0;
+    status = fa_softmax_rows_reference(in, past[0], past[1], 1, 1, FA_MASK_NONE, NULL, &three_pass, out, out,
+                                       NULL, NULL);
+    FA_EXPECT(t, status == FA_ERR_OVERFLOW && strstr(fa_last_error(), "batch * heads * rows =") != NULL,
+              "softmax, 2^60 rows: %s: %s", fa_status_name(status), fa_last_error());
+    status = fa_softmax_rows_reference(in, past[0], past[1] / 2, 1, 2, FA_MASK_NONE, NULL, &three_pass, out,
+                                       out, NULL, NULL);
+    FA_EXPECT(t, status == FA_ERR_OVERFLOW && strstr(fa_last_error(), "batch * heads * rows * n") != NULL &&
+                     out[0] == 1.0,
+              "softmax, 2^59 rows of 2: %s: %s", fa_status_name(status), fa_last_error());
+}
+
 int main(int argc, char **argv)
 {
     const char *tables_path = NULL;
@@ -1422,8 +1719,12 @@ int main(int argc, char **argv)
     test_softmax_reference_classics(&t);
     test_softmax_reference_bound(&t);
     test_softmax_state_reference(&t);
+    test_check_refuses_non_bounds(&t);
     test_statistics_keep_nan(&t);
     test_emulation_keeps_nan_max(&t);
+    test_bound_refuses_long_rows(&t);
+    test_softmax_refuses_long_rows(&t);
+    test_size_overflow(&t);
     test_coverage(&t, &FA2_METHOD, "FlashAttention-2 (bf16, tensor cores, B = 64, bf16 P, exp2, rcp)", &coverage);
     test_coverage(&t, &ABLATION_METHOD, "same, l from the rounded P", &coverage);
     for (int k = 0; k < OTHER_METHOD_COUNT; k++)
