@@ -258,9 +258,9 @@ static fa_status workspace_alloc(row_workspace *w, int64_t nk, int64_t dim)
  * read. Where o is not finite the comparison is exact and its bound 0.
  * Returns the bound's refusal (fa_bound_row()) for a row it cannot bound.
  */
-static fa_status reference_row(const fa_attn_problem *p, const fa_attn_method *m, int64_t b, int64_t i,
-                               row_workspace *w, double *o, double *lse, double *o_bound,
-                               double *lse_bound)
+static fa_status reference_row(const fa_attn_problem *p, const fa_attn_method *m, fa_bound_term omitted,
+                               int64_t b, int64_t i, row_workspace *w, double *o, double *lse,
+                               double *o_bound, double *lse_bound)
 {
     const int64_t nk = p->nk, dim = p->head_dim;
     double max = -INFINITY;
@@ -324,7 +324,7 @@ static fa_status reference_row(const fa_attn_problem *p, const fa_attn_method *m
         o[d] = fa_ksum_value(&w->o_sum[d]) / sum;
     *lse = max + log(sum);
 
-    const fa_bound_row_input row = {nk, w->score, w->abs_dot, p->scale, dim, max, sum};
+    const fa_bound_row_input row = {nk, w->score, w->abs_dot, p->scale, dim, max, sum, omitted};
     fa_bound_row_terms terms = {.diff_weight = w->diff_weight, .abs_weight = w->abs_weight};
     FA_TRY(fa_bound_row(m, &row, w->bound_scratch, &terms));
     fa_bound_row_add_reference_error(&row, &terms);
@@ -346,6 +346,12 @@ static fa_status reference_row(const fa_attn_problem *p, const fa_attn_method *m
 
 fa_status fa_attention_reference(const fa_attn_problem *p, const fa_attn_method *m,
                                  fa_attn_reference *out)
+{
+    return fa_attention_reference_without(p, m, FA_BOUND_TERM_NONE, out);
+}
+
+fa_status fa_attention_reference_without(const fa_attn_problem *p, const fa_attn_method *m,
+                                         fa_bound_term omitted, fa_attn_reference *out)
 {
     if (!p || !m || !out)
         return fa_fail(FA_ERR_NULL_POINTER, "attention reference: %s is NULL",
@@ -389,7 +395,7 @@ fa_status fa_attention_reference(const fa_attn_problem *p, const fa_attn_method 
                     const int64_t base = view_offset(&p->q, b, h, i);
                     for (int64_t d = 0; d < p->head_dim; d++)
                         w.q[d] = (double)fa_load(p->q.data, p->q.dtype, base + d);
-                    row_status = reference_row(p, m, b, i, &w, out->o + row * p->head_dim,
+                    row_status = reference_row(p, m, omitted, b, i, &w, out->o + row * p->head_dim,
                                                out->lse + row, out->o_bound + row * p->head_dim,
                                                out->lse_bound + row);
                     if (row_status != FA_OK) {

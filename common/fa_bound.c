@@ -230,8 +230,8 @@ static int64_t replay_order(const fa_attn_method *m, const fa_bound_row_input *i
          * log2(e) u |m_t|. expf on scaled scores: u |s| for the scaling. */
         const double argument = exp2_prescaled ? 3.0 * FA_BOUND_U32 * gap + FA_BOUND_U32 * fabs(mt)
                                                : FA_BOUND_U32 * fabs(s) + 3.0 * FA_BOUND_U32 * gap;
-        const double e = score_err[j] + argument + exp_budget(m->exp_method, gap) +
-                         r->later_rho[t];
+        const double rescales = in->omitted == FA_BOUND_TERM_RESCALE ? 0.0 : r->later_rho[t];
+        const double e = score_err[j] + argument + exp_budget(m->exp_method, gap) + rescales;
         eta[j] = fa_max_nan_double(eta[j], e);
         if (mt < mt_min[j])
             mt_min[j] = mt;
@@ -255,6 +255,9 @@ static fa_status validate_row(const fa_bound_row_input *in)
         return fa_fail(FA_ERR_INVALID_ARGUMENT,
                        "attention bound: scale %g, max %g, sum %g: expected finite numbers and sum >= 1",
                        in->scale, in->max, in->sum);
+    if (in->omitted != FA_BOUND_TERM_NONE && in->omitted != FA_BOUND_TERM_RESCALE)
+        return fa_fail(FA_ERR_INVALID_ARGUMENT, "attention bound: omitted = %d is not a term of this bound",
+                       (int)in->omitted);
     return FA_OK;
 }
 

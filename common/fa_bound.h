@@ -49,6 +49,17 @@ extern "C" {
 /** Doubles of scratch fa_bound_row() needs per key position. */
 enum { FA_BOUND_SCRATCH_PER_KEY = 6 };
 
+/**
+ * A term of a bound, named so that the self-check of docs/numerics.md can
+ * leave exactly one out and show that an adversarially rounded correct kernel
+ * is then uncovered: the term carries weight. Judging uses FA_BOUND_TERM_NONE.
+ */
+typedef enum fa_bound_term {
+    FA_BOUND_TERM_NONE = 0,       /**< the whole bound */
+    FA_BOUND_TERM_RESCALE = 1,    /**< attention: rho_tau, the later rescales of a weight */
+    FA_BOUND_TERM_MERGE_RISES = 2 /**< softmax: the correction factors of the merge levels */
+} fa_bound_term;
+
 /** What the bound of one query row is computed from: the exact row of the reference. */
 typedef struct fa_bound_row_input {
     int64_t keys;           /**< key positions 0 .. keys-1 (the kernel's block grid starts at 0) */
@@ -58,6 +69,7 @@ typedef struct fa_bound_row_input {
     int64_t head_dim;       /**< D, the length of each q.k */
     double max;             /**< m = max_j s_j; finite (rows without an allowed key have no bound to compute) */
     double sum;             /**< l = sum_j exp(s_j - m) >= 1 */
+    fa_bound_term omitted;  /**< FA_BOUND_TERM_NONE, or the term to leave out (self-check only) */
 } fa_bound_row_input;
 
 /** The bound of one row, as weights of the linear form above. */
@@ -99,6 +111,15 @@ fa_status fa_bound_row_supported(const fa_attn_method *method, int64_t keys, int
  */
 fa_status fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *in,
                        double *scratch, fa_bound_row_terms *out);
+
+/**
+ * fa_attention_reference() with the term @p omitted left out of every row's
+ * bound: only for the self-check that the term carries weight (an
+ * adversarially rounded correct kernel is then uncovered on the input built
+ * for it, docs/numerics.md). Never judge a kernel with it.
+ */
+fa_status fa_attention_reference_without(const fa_attn_problem *p, const fa_attn_method *m,
+                                         fa_bound_term omitted, fa_attn_reference *out);
 
 /**
  * Adds to @p out a bound on the error of the double reference itself

@@ -107,25 +107,41 @@ static float nudge(float x, int ulps, int direction)
 }
 
 /**
- * An exp step of the kernel: exp2(arg) on the prescaled path, else exp(arg).
- * exp(0) = 1 and exp(-inf) = 0 exactly, as PTX documents for ex2.approx; the
- * adversary spends the rest of the budget and flushes results below 2^-126.
+ * exp2(arg) (@p base2) or exp(arg), correctly rounded, then, when @p direction
+ * is +-1, pushed @p ulps ulp that way and flushed below 2^-126. exp(0) = 1 and
+ * exp(-inf) = 0 exactly, as PTX documents for ex2.approx.
  */
-static float emulate_exp(const emulator *em, float arg, int direction)
+static float budgeted_exp(float arg, bool base2, int ulps, int direction)
 {
     if (arg == 0.0f)
         return 1.0f;
     if (arg == -INFINITY)
         return 0.0f;
-    const bool base2 = em->path == PATH_EXP2_PRESCALED;
     float r = (float)(base2 ? exp2((double)arg) : exp((double)arg));
-    if (!em->e->adversarial)
+    if (direction == 0)
         return r;
+    r = nudge(r, ulps, direction);
+    return fabsf(r) < MIN_NORMAL32 ? 0.0f : r;
+}
+
+float fa_emulate_expf(float arg, int direction)
+{
+    return budgeted_exp(arg, false, EXP_ULPS, direction);
+}
+
+/**
+ * An exp step of the kernel: exp2(arg) on the prescaled path, else exp(arg);
+ * the adversary spends the whole budget of the kernel's exp method.
+ */
+static float emulate_exp(const emulator *em, float arg, int direction)
+{
+    const bool base2 = em->path == PATH_EXP2_PRESCALED;
+    if (!em->e->adversarial)
+        return budgeted_exp(arg, base2, 0, 0);
     int ulps = EXP_ULPS;
     if (em->e->method.exp_method == FA_EXP_FAST && !base2)
         ulps += (int)floor(FAST_EXP_ULP_SLOPE * fabsf(arg));
-    r = nudge(r, ulps, direction);
-    return fabsf(r) < MIN_NORMAL32 ? 0.0f : r;
+    return budgeted_exp(arg, base2, ulps, direction);
 }
 
 /** Truncates @p x to 24 significant bits (round toward zero). */

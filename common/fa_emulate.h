@@ -95,6 +95,15 @@ typedef struct fa_emulation {
  */
 fa_status fa_emulate_attention(const fa_attn_problem *p, const fa_emulation *e, float *o, float *lse);
 
+/**
+ * expf(@p arg) as the adversary evaluates it: the correctly rounded value,
+ * pushed by the 2 ulp the budget allows in @p direction (+1 up, -1 down) and
+ * flushed to zero below 2^-126; @p direction 0 leaves it rounded to nearest.
+ * exp(0) = 1 and exp(-inf) = 0 exactly. For emulations of other kernels (the
+ * softmax ones of test_numerics) that must spend the same budget.
+ */
+float fa_emulate_expf(float arg, int direction);
+
 #ifdef __cplusplus
 }
 #endif

@@ -124,9 +124,11 @@ static void count_rises(const row_view *row, const fa_softmax_method *m, int *la
 /**
  * Sums the terms in the method's order, giving each its k_j: for an online
  * method the rises of its lane after its own update plus its lane's merge
- * rises; none for three passes. Returns G, the most roundings on a term's path.
+ * rises (left out when @p omitted names them, for the self-check); none for
+ * three passes. Returns G, the most roundings on a term's path.
  */
-static int64_t sum_terms(const row_view *row, const fa_softmax_method *m, row_terms *terms)
+static int64_t sum_terms(const row_view *row, const fa_softmax_method *m, fa_bound_term omitted,
+                         row_terms *terms)
 {
     if (m->chunk == 0) {
         for (int64_t j = 0; j < row->n; ++j)
@@ -143,7 +145,8 @@ static int64_t sum_terms(const row_view *row, const fa_softmax_method *m, row_te
             const double chunk_max = update_max(row, base, m->lanes, m->chunk);
             rises_so_far += running != -INFINITY && chunk_max > running;
             running = fa_max_nan_double(running, chunk_max);
-            const int rises = lane_rises[t] - rises_so_far + merge_rises[t];
+            const int merge = omitted == FA_BOUND_TERM_MERGE_RISES ? 0 : merge_rises[t];
+            const int rises = lane_rises[t] - rises_so_far + merge;
             for (int64_t i = 0; i < m->chunk; ++i)
                 add_term(terms, row, base + i * m->lanes, rises);
         }
@@ -234,7 +237,7 @@ fa_status fa_softmax_row_reference(const float *x, int64_t n, const fa_softmax_k
     }
 
     row_terms terms = {.max = max};
-    const int64_t roundings = sum_terms(&row, method, &terms);
+    const int64_t roundings = sum_terms(&row, method, FA_BOUND_TERM_NONE, &terms);
     const double l = fa_ksum_value(&terms.sum);
     const double own = own_error(n);
     /* A row refused by its bound keeps its exact weights, and lambda NaN makes
@@ -275,18 +278,29 @@ fa_status fa_softmax_state_reference(const float *x, const float *v, int64_t n,
                                      const fa_softmax_keys *keys, const fa_softmax_method *method,
                                      fa_softmax_state_ref *state)
 {
+    return fa_softmax_state_reference_without(x, v, n, keys, method, FA_BOUND_TERM_NONE, state);
+}
+
+fa_status fa_softmax_state_reference_without(const float *x, const float *v, int64_t n,
+                                             const fa_softmax_keys *keys,
+                                             const fa_softmax_method *method,
+                                             fa_bound_term omitted, fa_softmax_state_ref *state)
+{
     const fa_softmax_keys all = fa_softmax_all_keys(n);
     const row_view row = {x, v, n, keys != NULL ? keys : &all};
     const double max = row_max(&row);
     const fa_softmax_state_ref poisoned = {NAN, NAN, 0.0, NAN, 0.0};
     const fa_softmax_state_ref empty = {-INFINITY, 0.0, 0.0, 0.0, 0.0};
+    if (omitted != FA_BOUND_TERM_NONE && omitted != FA_BOUND_TERM_MERGE_RISES)
+        return fa_fail(FA_ERR_INVALID_ARGUMENT, "softmax bound: omitted = %d is not a term of this bound",
+                       (int)omitted);
     if (isnan(max) || max == -INFINITY) {
         *state = isnan(max) ? poisoned : empty;
         return FA_OK;
     }
 
     row_terms terms = {.max = max};
-    const int64_t roundings = sum_terms(&row, method, &terms);
+    const int64_t roundings = sum_terms(&row, method, omitted, &terms);
     const double own = own_error(n);
     state->max = max;
     state->sum = fa_ksum_value(&terms.sum);

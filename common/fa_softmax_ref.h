@@ -184,6 +184,18 @@ fa_status fa_softmax_state_reference(const float *x, const float *v, int64_t n,
                                      const fa_softmax_keys *keys, const fa_softmax_method *method,
                                      fa_softmax_state_ref *state);
 
+/**
+ * fa_softmax_state_reference() with the term @p omitted (FA_BOUND_TERM_NONE or
+ * FA_BOUND_TERM_MERGE_RISES: the k_j of the merge levels) left out of the
+ * bounds: only for the self-check that the term carries weight
+ * (docs/numerics.md). Never judge a kernel with it. Another term:
+ * FA_ERR_INVALID_ARGUMENT.
+ */
+fa_status fa_softmax_state_reference_without(const float *x, const float *v, int64_t n,
+                                             const fa_softmax_keys *keys,
+                                             const fa_softmax_method *method,
+                                             fa_bound_term omitted, fa_softmax_state_ref *state);
+
 #ifdef __cplusplus
 }
 #endif

@@ -22,6 +22,9 @@
  * 6. What the check refuses to judge: a bound element that is not a finite
  *    number >= 0, rows too long (2^23, 2^24 keys) or scores too large for a
  *    finite bound, sizes whose products overflow; and statistics that keep NaN.
+ * 7. Every term of the bounds carries weight: without the merge rises the
+ *    softmax bound no longer covers an adversarial kernel; the rescale term
+ *    rho of the attention bound is shown dominated, and why.
  *
  *   test_numerics                  run everything, last line "N passed, N failed"
  *   test_numerics --tables FILE    also write the ablation and mutation tables
@@ -1157,61 +1160,84 @@ static void test_softmax_reference_classics(fa_tests *t)
               r.p[2]);
 }
 
-/** The fp32 state of an online softmax: running max and sum. */
+/** The fp32 state of an online softmax: running max, sum, and output against one value column. */
 typedef struct softmax_state {
-    float max, sum;
+    float max, sum, output;
 } softmax_state;
 
 /** The running max subtracted inside expf, guarded so that -inf - -inf never happens. */
 static float softmax_offset(float max) { return max == -INFINITY ? 0.0f : max; }
 
+/** expf, rounded to nearest (@p direction 0) or pushed 2 ulp by the adversary (+-1). */
+static float softmax_exp(float arg, int direction)
+{
+    return direction == 0 ? expf(arg) : fa_emulate_expf(arg, direction);
+}
+
 /** Merges @p b into @p a; @p rescale false plants the missing-rescale bug. */
-static softmax_state softmax_merge(softmax_state a, softmax_state b, bool rescale)
+static softmax_state softmax_merge(softmax_state a, softmax_state b, bool rescale, int direction)
 {
     const float max = fa_max_nan(a.max, b.max);
-    const float scale_a = rescale ? expf(a.max - softmax_offset(max)) : 1.0f;
-    const float scale_b = rescale ? expf(b.max - softmax_offset(max)) : 1.0f;
-    const softmax_state merged = {max, a.sum * scale_a + b.sum * scale_b};
+    const float scale_a = rescale ? softmax_exp(a.max - softmax_offset(max), direction) : 1.0f;
+    const float scale_b = rescale ? softmax_exp(b.max - softmax_offset(max), direction) : 1.0f;
+    const softmax_state merged = {max, a.sum * scale_a + b.sum * scale_b,
+                                  a.output * scale_a + b.output * scale_b};
     return merged;
 }
 
 /**
- * An fp32 kernel of @p m on row x [n], every entry visible: the three-pass
- * softmax, or lanes folding chunks then merged along the masks. @p rescale
- * false forgets the correction factor of the sums.
+ * The fp32 state of a kernel of @p m folding row x [n] (every entry visible)
+ * and values v [n] (or NULL): the three-pass max and sum, or lanes folding
+ * chunks then merged along the masks. @p rescale false forgets the correction
+ * factor of the sums; @p direction pushes every expf (see softmax_exp()).
  */
-static void softmax_emulate(const float *x, int64_t n, const fa_softmax_method *m, bool rescale,
-                            float *p, float *lse)
+static softmax_state softmax_fold(const float *x, const float *v, int64_t n, const fa_softmax_method *m,
+                                  bool rescale, int direction)
 {
-    softmax_state total = {-INFINITY, 0.0f};
+    softmax_state total = {-INFINITY, 0.0f, 0.0f};
     if (m->chunk == 0) {
         for (int64_t j = 0; j < n; j++)
             total.max = fa_max_nan(total.max, x[j]);
-        for (int64_t j = 0; j < n; j++)
-            total.sum += expf(x[j] - total.max);
-    } else {
-        softmax_state lanes[FA_SOFTMAX_MAX_LANES];
-        const int64_t stride = (int64_t)m->lanes * m->chunk;
-        for (int lane = 0; lane < m->lanes; lane++) {
-            softmax_state state = {-INFINITY, 0.0f};
-            for (int64_t base = lane; base < n; base += stride) {
-                softmax_state update = {-INFINITY, 0.0f};
-                for (int64_t i = 0; i < m->chunk && base + i * m->lanes < n; i++)
-                    update.max = fa_max_nan(update.max, x[base + i * m->lanes]);
-                for (int64_t i = 0; i < m->chunk && base + i * m->lanes < n; i++)
-                    update.sum += expf(x[base + i * m->lanes] - update.max);
-                state = softmax_merge(state, update, rescale);
-            }
-            lanes[lane] = state;
+        for (int64_t j = 0; j < n; j++) {
+            const float weight = softmax_exp(x[j] - total.max, direction);
+            total.sum += weight;
+            total.output += v != NULL ? weight * v[j] : 0.0f;
         }
-        for (int level = 0; level < m->merge_levels; level++) {
-            softmax_state merged[FA_SOFTMAX_MAX_LANES];
-            for (int lane = 0; lane < m->lanes; lane++)
-                merged[lane] = softmax_merge(lanes[lane], lanes[lane ^ m->merge_masks[level]], rescale);
-            memcpy(lanes, merged, sizeof(softmax_state) * (size_t)m->lanes);
-        }
-        total = lanes[0];
+        return total;
     }
+    softmax_state lanes[FA_SOFTMAX_MAX_LANES];
+    const int64_t stride = (int64_t)m->lanes * m->chunk;
+    for (int lane = 0; lane < m->lanes; lane++) {
+        softmax_state state = {-INFINITY, 0.0f, 0.0f};
+        for (int64_t base = lane; base < n; base += stride) {
+            softmax_state update = {-INFINITY, 0.0f, 0.0f};
+            for (int64_t i = 0; i < m->chunk && base + i * m->lanes < n; i++)
+                update.max = fa_max_nan(update.max, x[base + i * m->lanes]);
+            for (int64_t i = 0; i < m->chunk && base + i * m->lanes < n; i++) {
+                const int64_t j = base + i * m->lanes;
+                const float weight = softmax_exp(x[j] - softmax_offset(update.max), direction);
+                update.sum += weight;
+                update.output += v != NULL ? weight * v[j] : 0.0f;
+            }
+            state = softmax_merge(state, update, rescale, direction);
+        }
+        lanes[lane] = state;
+    }
+    for (int level = 0; level < m->merge_levels; level++) {
+        softmax_state merged[FA_SOFTMAX_MAX_LANES];
+        for (int lane = 0; lane < m->lanes; lane++)
+            merged[lane] = softmax_merge(lanes[lane], lanes[lane ^ m->merge_masks[level]], rescale,
+                                         direction);
+        memcpy(lanes, merged, sizeof(softmax_state) * (size_t)m->lanes);
+    }
+    return lanes[0];
+}
+
+/** softmax_fold() rounded to nearest, then p = expf(x - m) / l and lse = m + logf(l). */
+static void softmax_emulate(const float *x, int64_t n, const fa_softmax_method *m, bool rescale,
+                            float *p, float *lse)
+{
+    const softmax_state total = softmax_fold(x, NULL, n, m, rescale, 0);
     for (int64_t j = 0; j < n; j++)
         p[j] = expf(x[j] - total.max) / total.sum;
     *lse = total.max + logf(total.sum);
@@ -1698,6 +1724,130 @@ static void test_size_overflow(fa_tests *t)
               "softmax, 2^59 rows of 2: %s: %s", fa_status_name(status), fa_last_error());
 }
 
+/* ---- 7. every term of the bounds carries weight, or the test says why not ----------------- */
+
+/*
+ * The merge-rise term of the softmax bound carries weight. 1024 lanes of one
+ * entry, merged by a butterfly over 10 levels (masks 1, 2, ..., 512). Lane 0
+ * holds x = 0 with v = 1; lane 2^l holds the max of the group lane 0 meets at
+ * level l, a little below (l + 1) ln 2; every other entry is -inf. Lane 0's
+ * group is the lower one at every level, so its term is rescaled 10 times by
+ * factors just above 1/2, where a 2-ulp push is 4u, and v makes o that term
+ * alone. Each rise is picked among 256 values below ln 2 so that the rounding
+ * of the factor and of the product go the adversary's way too (with the
+ * emulation's own expf, so the input follows the libm it runs on). The kernel
+ * with every expf pushed down (fa_emulate_expf()) is covered by the full
+ * bound of o, and not by the bound without the merge rises: that keeps
+ * u |x - m|, one expf and gamma_(2L+2) against the 10 rescales it realises.
+ */
+static void test_merge_rise_term_carries_weight(fa_tests *t)
+{
+    enum { MERGE_LEVELS = 10, MERGE_LANES = 1 << MERGE_LEVELS, RISE_CANDIDATES = 256 };
+    _Static_assert((int)MERGE_LANES <= (int)FA_SOFTMAX_MAX_LANES, "one entry per lane");
+    static float x[MERGE_LANES], v[MERGE_LANES];
+    int masks[MERGE_LEVELS];
+    for (int lane = 0; lane < MERGE_LANES; lane++) {
+        x[lane] = lane == 0 ? 0.0f : -INFINITY;
+        v[lane] = lane == 0 ? 1.0f : 0.0f;
+    }
+    float previous = 0.0f, o = 1.0f;
+    for (int level = 0; level < MERGE_LEVELS; level++) {
+        masks[level] = 1 << level;
+        float best = previous;
+        double best_relative = INFINITY;
+        for (int c = 0; c < RISE_CANDIDATES; c++) {
+            const float candidate = (float)((double)previous + 0.6931 - c * 0x1p-12);
+            const double relative = (double)(o * fa_emulate_expf(previous - candidate, -1)) / exp(-(double)candidate);
+            if (relative < best_relative) {
+                best_relative = relative;
+                best = candidate;
+            }
+        }
+        o *= fa_emulate_expf(previous - best, -1);
+        x[1 << level] = best;
+        previous = best;
+    }
+    const fa_softmax_method butterfly = {1, MERGE_LANES, MERGE_LEVELS, masks};
+    const softmax_state kernel = softmax_fold(x, v, MERGE_LANES, &butterfly, true, -1);
+    fa_softmax_state_ref with, without;
+    const fa_status status = fa_softmax_state_reference(x, v, MERGE_LANES, NULL, &butterfly, &with);
+    const fa_status status_without = fa_softmax_state_reference_without(
+        x, v, MERGE_LANES, NULL, &butterfly, FA_BOUND_TERM_MERGE_RISES, &without);
+    if (!FA_EXPECT(t, status == FA_OK && status_without == FA_OK, "%s", fa_last_error()))
+        return;
+    const double err = fabs((double)kernel.output - with.output);
+    const double ratio = err / with.output_bound, ratio_without = err / without.output_bound;
+    FA_EXPECT(t, ratio <= 1.0 && fabs((double)kernel.sum - with.sum) <= with.sum_bound,
+              "10 merge rises: the full bound covers the adversarial kernel (o err/bound %.3f)", ratio);
+    FA_EXPECT(t, ratio_without > 1.0,
+              "10 merge rises: without the merge-rise term the adversarial kernel is uncovered "
+              "(o err/bound %.3f, err %.1f u)", ratio_without, err / with.output / FA_BOUND_U32);
+}
+
+/*
+ * The rescale term rho_tau of the attention bound cannot carry weight against
+ * the emulated kernels, and this test shows that fact. The input gives it the
+ * most weight an input can: one row, D = 1, one key per block, so every block
+ * is a rise (R = N - 1); s_j = j 0.6931, so every rescale factor is just above
+ * 1/2, where the adversary's 2-ulp push is 4u; v_0 = 1 and 0 elsewhere, so o
+ * is key 0's weight, rescaled at every rise. rho is most of the bound here
+ * (the bound without it is under half). Yet the adversarial kernel (both
+ * signs, o and lse, both block orders; expf, exp2 and __expf) stays well
+ * inside the bound without rho: it realises about 4u per rise, while each
+ * rise still costs 4u in gamma_l and gamma_pv (the new block's key added to
+ * l and to P.V, the rescale multiplies of l and O) and 3u |s| of score and
+ * argument rounding for the keys far from zero. The rest of rho, 4u |jump| +
+ * u (|m_tau| + |m_tau-1|), is never realised: exp(m_old - m_new) telescopes
+ * the roundings of the maxima (docs/numerics.md).
+ */
+static void test_rescale_term_dominated(fa_tests *t)
+{
+    enum { MOST_RISES = 60 };
+    const int rises[2] = {20, MOST_RISES};
+    const fa_exp_method exps[3] = {FA_EXP_EXPF, FA_EXP_EXP2_PRESCALED, FA_EXP_FAST};
+    float k[MOST_RISES + 1], v[MOST_RISES + 1], o, lse;
+    const float q = 1.0f;
+    for (int j = 0; j <= MOST_RISES; j++) {
+        k[j] = (float)(0.6931 * j);
+        v[j] = j == 0 ? 1.0f : 0.0f;
+    }
+    for (int r = 0; r < 2; r++) {
+        for (int x = 0; x < 3; x++) {
+            const fa_attn_method m = {.input_dtype = FA_F32, .block_n = 1, .exp_method = exps[x]};
+            const fa_attn_problem p = one_row_problem(&q, k, v, rises[r] + 1);
+            fa_attn_reference with, without;
+            if (!FA_EXPECT(t, fa_attention_reference(&p, &m, &with) == FA_OK &&
+                                  fa_attention_reference_without(&p, &m, FA_BOUND_TERM_RESCALE, &without) == FA_OK,
+                           "%s", fa_last_error()))
+                continue;
+            double worst = 0.0, worst_without = 0.0;
+            for (int sign = -1; sign <= 1; sign += 2) {
+                for (int column = -1; column <= 0; column++) {
+                    for (int reverse = 0; reverse <= 1; reverse++) {
+                        const fa_emulation e = {.method = m, .reverse_block_order = reverse, .adversarial = true,
+                                                .adversarial_sign = sign, .adversarial_column = column,
+                                                .adversarial_reference = &with};
+                        if (!FA_EXPECT(t, fa_emulate_attention(&p, &e, &o, &lse) == FA_OK, "%s", fa_last_error()))
+                            continue;
+                        const double err_o = fabs((double)o - with.o[0]), err_lse = fabs((double)lse - with.lse[0]);
+                        worst = fa_max_nan_double(worst, fa_max_nan_double(err_o / with.o_bound[0],
+                                                                           err_lse / with.lse_bound[0]));
+                        worst_without = fa_max_nan_double(
+                            worst_without, fa_max_nan_double(err_o / without.o_bound[0], err_lse / without.lse_bound[0]));
+                    }
+                }
+            }
+            const double share = without.o_bound[0] / with.o_bound[0];
+            FA_EXPECT(t, worst <= 1.0 && worst_without <= 0.75 && share < 0.5,
+                      "%d rises, exp method %d: err/bound %.3f with rho, %.3f without (<= 0.75); the bound "
+                      "without rho is %.2f of the full one (< 0.5)",
+                      rises[r], (int)exps[x], worst, worst_without, share);
+            fa_attn_reference_free(&with);
+            fa_attn_reference_free(&without);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *tables_path = NULL;
@@ -1725,6 +1875,8 @@ int main(int argc, char **argv)
     test_bound_refuses_long_rows(&t);
     test_softmax_refuses_long_rows(&t);
     test_size_overflow(&t);
+    test_merge_rise_term_carries_weight(&t);
+    test_rescale_term_dominated(&t);
     test_coverage(&t, &FA2_METHOD, "FlashAttention-2 (bf16, tensor cores, B = 64, bf16 P, exp2, rcp)", &coverage);
     test_coverage(&t, &ABLATION_METHOD, "same, l from the rounded P", &coverage);
     for (int k = 0; k < OTHER_METHOD_COUNT; k++)
