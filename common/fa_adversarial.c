@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fa_half.h"
+#include "fa_reference.h"
 
 /* The control dimensions (see the header). */
 static int64_t key_offset_dim(const fa_attn_case *c) { return c->shape.head_dim - 2; }
@@ -49,12 +50,21 @@ fa_status fa_case_create(fa_attn_case *c, const fa_case_shape *shape)
                        "(heads_q a multiple of heads_kv > 0, head_dim >= %d)",
                        (long long)s->batch, (long long)s->heads_q, (long long)s->heads_kv, (long long)s->nq,
                        (long long)s->nk, (long long)s->head_dim, (long long)s->pad_rows, FA_CASE_MIN_HEAD_DIM);
+    if (s->nq > INT64_MAX - s->pad_rows || s->nk > INT64_MAX - s->pad_rows)
+        return fa_fail(FA_ERR_OVERFLOW, "case create: nq %lld, nk %lld plus pad_rows %lld overflow",
+                       (long long)s->nq, (long long)s->nk, (long long)s->pad_rows);
+    const int64_t q_factors[4] = {s->batch, s->heads_q, s->nq + s->pad_rows, s->head_dim};
+    const int64_t kv_factors[4] = {s->batch, s->heads_kv, s->nk + s->pad_rows, s->head_dim};
+    int64_t q_count, kv_count;
+    FA_TRY(fa_ref_elements("case create", "batch * heads_q * (nq + pad_rows) * head_dim", q_factors, 4,
+                           fa_dtype_size(s->dtype), &q_count));
+    FA_TRY(fa_ref_elements("case create", "batch * heads_kv * (nk + pad_rows) * head_dim", kv_factors,
+                           4, fa_dtype_size(s->dtype), &kv_count));
     c->shape = *s;
     c->q_rows = s->nq + s->pad_rows;
     c->kv_rows = s->nk + s->pad_rows;
     const size_t size = (size_t)fa_dtype_size(s->dtype);
-    const size_t q_elems = (size_t)(s->batch * s->heads_q * c->q_rows * s->head_dim) + 1;
-    const size_t kv_elems = (size_t)(s->batch * s->heads_kv * c->kv_rows * s->head_dim) + 1;
+    const size_t q_elems = (size_t)q_count + 1, kv_elems = (size_t)kv_count + 1;
     c->q = calloc(q_elems, size);
     c->k = calloc(kv_elems, size);
     c->v = calloc(kv_elems, size);

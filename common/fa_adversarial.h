@@ -59,8 +59,10 @@ typedef enum fa_case_tensor { FA_CASE_Q = 0, FA_CASE_K = 1, FA_CASE_V = 2 } fa_c
 /**
  * Allocates a zero-filled case. Sizes must be >= 0, heads_q a multiple of
  * heads_kv > 0, head_dim >= FA_CASE_MIN_HEAD_DIM (the control dimensions).
- * Returns FA_ERR_NULL_POINTER, FA_ERR_INVALID_SIZE or FA_ERR_OUT_OF_MEMORY;
- * on failure @p c is left empty (fa_case_free() is still safe).
+ * Returns FA_ERR_NULL_POINTER, FA_ERR_INVALID_SIZE, FA_ERR_OVERFLOW (q or k
+ * elements, padding included, whose byte size does not fit a 64-bit offset)
+ * or FA_ERR_OUT_OF_MEMORY; on failure @p c is left empty (fa_case_free() is
+ * still safe).
  */
 fa_status fa_case_create(fa_attn_case *c, const fa_case_shape *shape);
 

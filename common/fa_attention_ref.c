@@ -11,10 +11,13 @@
 #include "fa_attention_ref.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fa_bound.h"
+#include "fa_bytes.h"
+#include "fa_math.h"
 #include "fa_reference.h"
 
 fa_tensor_view fa_view_bhnd(const void *data, fa_dtype dtype, int64_t heads, int64_t rows,
@@ -48,7 +51,36 @@ bool fa_attn_allows(const fa_attn_problem *p, int64_t b, int64_t i, int64_t j)
 
 static bool valid_dtype(fa_dtype d) { return d == FA_F32 || d == FA_BF16 || d == FA_F16; }
 
-static fa_status validate_view(const fa_tensor_view *t, const char *name, bool used)
+fa_status fa_view_require_extent(const char *op, const char *name, const fa_tensor_view *t,
+                                 int64_t batch, int64_t heads, int64_t rows, int64_t dim)
+{
+    if (t->stride_batch < 0 || t->stride_head < 0 || t->stride_row < 0)
+        return fa_fail(FA_ERR_BAD_STRIDE, "%s: %s strides (%lld, %lld, %lld) must be >= 0", op, name,
+                       (long long)t->stride_batch, (long long)t->stride_head, (long long)t->stride_row);
+    if (batch <= 0 || heads <= 0 || rows <= 0 || dim <= 0)
+        return FA_OK;
+    /* The last element read: (B-1) s_b + (H-1) s_h + (N-1) s_n + D - 1, each
+     * term and each partial sum within the elements a byte offset can reach. */
+    const int64_t most = fa_max_elements(fa_dtype_size(t->dtype));
+    const int64_t terms[4] = {fa_mul_within(batch - 1, t->stride_batch, most),
+                              fa_mul_within(heads - 1, t->stride_head, most),
+                              fa_mul_within(rows - 1, t->stride_row, most), dim - 1};
+    int64_t last = 0;
+    for (int i = 0; i < 4; i++) {
+        if (terms[i] < 0 || terms[i] >= most - last)
+            return fa_fail(FA_ERR_OVERFLOW,
+                           "%s: %s of [%lld][%lld][%lld][%lld] with strides (%lld, %lld, %lld) reaches "
+                           "past element %lld, the most a 64-bit byte offset of %s reaches",
+                           op, name, (long long)batch, (long long)heads, (long long)rows,
+                           (long long)dim, (long long)t->stride_batch, (long long)t->stride_head,
+                           (long long)t->stride_row, (long long)most - 1, fa_dtype_name(t->dtype));
+        last += terms[i];
+    }
+    return FA_OK;
+}
+
+static fa_status validate_view(const fa_tensor_view *t, const char *name, bool used, int64_t batch,
+                               int64_t heads, int64_t rows, int64_t dim)
 {
     if (!valid_dtype(t->dtype))
         return fa_fail(FA_ERR_INVALID_ARGUMENT, "attention reference: %s.dtype = %d, expected fp32, bf16 or fp16",
@@ -57,11 +89,39 @@ static fa_status validate_view(const fa_tensor_view *t, const char *name, bool u
         return FA_OK;
     if (!t->data)
         return fa_fail(FA_ERR_NULL_POINTER, "attention reference: %s.data is NULL with a non-empty shape", name);
-    if (t->stride_batch < 0 || t->stride_head < 0 || t->stride_row < 0)
-        return fa_fail(FA_ERR_BAD_STRIDE,
-                       "attention reference: %s strides (%lld, %lld, %lld) must be >= 0", name,
-                       (long long)t->stride_batch, (long long)t->stride_head, (long long)t->stride_row);
-    return FA_OK;
+    return fa_view_require_extent("attention reference", name, t, batch, heads, rows, dim);
+}
+
+fa_status fa_attn_require_sizes(const char *op, const fa_attn_problem *p, int64_t *rows,
+                                int64_t *elements)
+{
+    const int64_t row_factors[3] = {p->batch, p->heads_q, p->nq};
+    const int64_t output_factors[4] = {p->batch, p->heads_q, p->nq, p->head_dim};
+    FA_TRY(fa_ref_elements(op, "batch * heads_q * nq", row_factors, 3, (int64_t)sizeof(double), rows));
+    FA_TRY(fa_ref_elements(op, "batch * heads_q * nq * head_dim", output_factors, 4,
+                           (int64_t)sizeof(double), elements));
+    /* One kv head widened to double, and the bound's scratch of every key. */
+    const int64_t kv_factors[2] = {p->nk, p->head_dim};
+    const int64_t scratch_factors[2] = {p->nk, FA_BOUND_SCRATCH_PER_KEY};
+    int64_t count;
+    FA_TRY(fa_ref_elements(op, "nk * head_dim", kv_factors, 2, (int64_t)sizeof(double), &count));
+    return fa_ref_elements(op, "nk * FA_BOUND_SCRATCH_PER_KEY", scratch_factors, 2,
+                           (int64_t)sizeof(double), &count);
+}
+
+/** The most key positions a row of @p p can see: the last row sees the longest prefix. */
+static int64_t longest_row(const fa_attn_problem *p)
+{
+    if (p->nq == 0)
+        return 0;
+    const fa_key_range range = fa_mask_key_range(p->mask, p->nq - 1, p->nq, p->nk);
+    int64_t longest = 0;
+    for (int64_t b = 0; b < p->batch; b++) {
+        const int64_t limit = p->key_length ? p->key_length[b] : p->nk;
+        const int64_t end = range.end < limit ? range.end : limit;
+        longest = end > longest ? end : longest;
+    }
+    return longest;
 }
 
 static fa_status validate(const fa_attn_problem *p, const fa_attn_method *m)
@@ -81,11 +141,13 @@ static fa_status validate(const fa_attn_problem *p, const fa_attn_method *m)
                        p->scale);
     if (p->mask != FA_MASK_NONE && p->mask != FA_MASK_CAUSAL_TOP_LEFT && p->mask != FA_MASK_CAUSAL_BOTTOM_RIGHT)
         return fa_fail(FA_ERR_INVALID_ARGUMENT, "attention reference: mask = %d is not an fa_mask", (int)p->mask);
+    int64_t rows, elements;
+    FA_TRY(fa_attn_require_sizes("attention reference", p, &rows, &elements));
     const bool rows_used = p->batch > 0 && p->heads_q > 0 && p->nq > 0 && p->head_dim > 0;
     const bool keys_used = rows_used && p->nk > 0;
-    FA_TRY(validate_view(&p->q, "q", rows_used));
-    FA_TRY(validate_view(&p->k, "k", keys_used));
-    FA_TRY(validate_view(&p->v, "v", keys_used));
+    FA_TRY(validate_view(&p->q, "q", rows_used, p->batch, p->heads_q, p->nq, p->head_dim));
+    FA_TRY(validate_view(&p->k, "k", keys_used, p->batch, p->heads_kv, p->nk, p->head_dim));
+    FA_TRY(validate_view(&p->v, "v", keys_used, p->batch, p->heads_kv, p->nk, p->head_dim));
     if (p->key_length) {
         for (int64_t b = 0; b < p->batch; b++) {
             const int64_t length = p->key_length[b];
@@ -121,8 +183,12 @@ static fa_status validate(const fa_attn_problem *p, const fa_attn_method *m)
         return fa_fail(FA_ERR_UNSUPPORTED, "attention reference: tensor-core accumulation needs bf16 or fp16 "
                        "inputs and P (input %s, P %s); tf32 rounding is not modelled",
                        fa_dtype_name(m->input_dtype), fa_dtype_name(m->p_dtype));
-    return FA_OK;
+    /* Rows too long for a finite bound are refused before anything is allocated. */
+    return rows_used ? fa_bound_row_supported(m, longest_row(p), p->head_dim) : FA_OK;
 }
+
+/** Room for the reason a row was refused, kept while the row's coordinate is added. */
+enum { FA_ROW_REASON = 512 };
 
 /** K or V of one (batch, kv head) widened to double: [nk][head_dim]. */
 static void widen_head(const fa_tensor_view *t, int64_t b, int64_t g, int64_t nk, int64_t dim, double *out)
@@ -183,15 +249,18 @@ static fa_status workspace_alloc(row_workspace *w, int64_t nk, int64_t dim)
 /*
  * One query row: o[D], *lse, o_bound[D], *lse_bound. A row with no allowed
  * key gets o = 0, lse = -inf and zero bounds: a kernel must produce exactly
- * that. A NaN among the allowed scores (from a NaN or an infinity in q or k)
- * makes the whole row NaN, as it does in every kernel: it reaches l, and l
- * divides every column. Every allowed key's row of v is multiplied by its
- * weight, even a weight that is 0 (a -inf score, or one that underflows), so
- * a NaN or Inf there reaches o as it does in a kernel that sums the allowed
- * keys; a masked key's row of v is never read.
+ * that. A NaN or +inf among the allowed scores (from a NaN or an infinity in
+ * q or k) makes the whole row NaN, as it does in every kernel: it reaches l
+ * (exp(inf - inf) is NaN), and l divides every column. Every allowed key's
+ * row of v is multiplied by its weight, even a weight that is 0 (a -inf
+ * score, or one that underflows), so a NaN or Inf there reaches o as it does
+ * in a kernel that sums the allowed keys; a masked key's row of v is never
+ * read. Where o is not finite the comparison is exact and its bound 0.
+ * Returns the bound's refusal (fa_bound_row()) for a row it cannot bound.
  */
-static void reference_row(const fa_attn_problem *p, const fa_attn_method *m, int64_t b, int64_t i,
-                          row_workspace *w, double *o, double *lse, double *o_bound, double *lse_bound)
+static fa_status reference_row(const fa_attn_problem *p, const fa_attn_method *m, fa_bound_term omitted,
+                               int64_t b, int64_t i, row_workspace *w, double *o, double *lse,
+                               double *o_bound, double *lse_bound)
 {
     const int64_t nk = p->nk, dim = p->head_dim;
     double max = -INFINITY;
@@ -209,9 +278,8 @@ static void reference_row(const fa_attn_problem *p, const fa_attn_method *m, int
         }
         w->score[j] = p->scale * dot;
         w->abs_dot[j] = abs_dot;
-        nan_score |= isnan(w->score[j]);
-        if (w->score[j] > max)
-            max = w->score[j];
+        nan_score |= isnan(w->score[j]) || w->score[j] == INFINITY;
+        max = fa_max_nan_double(max, w->score[j]);
     }
     if (nan_score) {
         for (int64_t d = 0; d < dim; d++) {
@@ -220,7 +288,7 @@ static void reference_row(const fa_attn_problem *p, const fa_attn_method *m, int
         }
         *lse = NAN;
         *lse_bound = 0.0;
-        return;
+        return FA_OK;
     }
     if (max == -INFINITY) {
         /* Every allowed score is -inf (or there is none): every weight is 0,
@@ -235,7 +303,7 @@ static void reference_row(const fa_attn_problem *p, const fa_attn_method *m, int
         }
         *lse = -INFINITY;
         *lse_bound = 0.0;
-        return;
+        return FA_OK;
     }
 
     fa_ksum l = {0.0, 0.0};
@@ -256,9 +324,9 @@ static void reference_row(const fa_attn_problem *p, const fa_attn_method *m, int
         o[d] = fa_ksum_value(&w->o_sum[d]) / sum;
     *lse = max + log(sum);
 
-    const fa_bound_row_input row = {nk, w->score, w->abs_dot, p->scale, dim, max, sum};
+    const fa_bound_row_input row = {nk, w->score, w->abs_dot, p->scale, dim, max, sum, omitted};
     fa_bound_row_terms terms = {.diff_weight = w->diff_weight, .abs_weight = w->abs_weight};
-    fa_bound_row(m, &row, w->bound_scratch, &terms);
+    FA_TRY(fa_bound_row(m, &row, w->bound_scratch, &terms));
     fa_bound_row_add_reference_error(&row, &terms);
     for (int64_t d = 0; d < dim; d++)
         o_bound[d] = terms.o_weight * fabs(o[d]) + terms.o_floor;
@@ -270,18 +338,27 @@ static void reference_row(const fa_attn_problem *p, const fa_attn_method *m, int
         for (int64_t d = 0; d < dim; d++)
             o_bound[d] += dw * fabs(v[d] - o[d]) + aw * fabs(v[d]);
     }
+    for (int64_t d = 0; d < dim; d++) /* a NaN or Inf in v: compared exactly */
+        o_bound[d] = isfinite(o[d]) ? o_bound[d] : 0.0;
     *lse_bound = terms.lse_bound;
+    return FA_OK;
 }
 
 fa_status fa_attention_reference(const fa_attn_problem *p, const fa_attn_method *m,
                                  fa_attn_reference *out)
+{
+    return fa_attention_reference_without(p, m, FA_BOUND_TERM_NONE, out);
+}
+
+fa_status fa_attention_reference_without(const fa_attn_problem *p, const fa_attn_method *m,
+                                         fa_bound_term omitted, fa_attn_reference *out)
 {
     if (!p || !m || !out)
         return fa_fail(FA_ERR_NULL_POINTER, "attention reference: %s is NULL",
                        !p ? "problem" : !m ? "method" : "out");
     *out = (fa_attn_reference){0};
     FA_TRY(validate(p, m));
-    const int64_t rows = p->batch * p->heads_q * p->nq;
+    const int64_t rows = p->batch * p->heads_q * p->nq; /* within their limits: validate() */
     const int64_t elements = rows * p->head_dim;
     out->batch = p->batch;
     out->heads = p->heads_q;
@@ -307,24 +384,34 @@ fa_status fa_attention_reference(const fa_attn_problem *p, const fa_attn_method 
     }
 
     const int64_t group = p->heads_q / p->heads_kv;
-    for (int64_t b = 0; b < p->batch; b++) {
-        for (int64_t g = 0; g < p->heads_kv; g++) {
+    fa_status row_status = FA_OK;
+    for (int64_t b = 0; b < p->batch && row_status == FA_OK; b++) {
+        for (int64_t g = 0; g < p->heads_kv && row_status == FA_OK; g++) {
             widen_head(&p->k, b, g, p->nk, p->head_dim, w.k);
             widen_head(&p->v, b, g, p->nk, p->head_dim, w.v);
-            for (int64_t h = g * group; h < (g + 1) * group; h++) {
-                for (int64_t i = 0; i < p->nq; i++) {
+            for (int64_t h = g * group; h < (g + 1) * group && row_status == FA_OK; h++) {
+                for (int64_t i = 0; i < p->nq && row_status == FA_OK; i++) {
                     const int64_t row = (b * p->heads_q + h) * p->nq + i;
                     const int64_t base = view_offset(&p->q, b, h, i);
                     for (int64_t d = 0; d < p->head_dim; d++)
                         w.q[d] = (double)fa_load(p->q.data, p->q.dtype, base + d);
-                    reference_row(p, m, b, i, &w, out->o + row * p->head_dim, out->lse + row,
-                                  out->o_bound + row * p->head_dim, out->lse_bound + row);
+                    row_status = reference_row(p, m, omitted, b, i, &w, out->o + row * p->head_dim,
+                                               out->lse + row, out->o_bound + row * p->head_dim,
+                                               out->lse_bound + row);
+                    if (row_status != FA_OK) {
+                        char why[FA_ROW_REASON];
+                        snprintf(why, sizeof why, "%s", fa_last_error());
+                        fa_fail(row_status, "attention reference: (batch %lld, head %lld, row %lld): %s",
+                                (long long)b, (long long)h, (long long)i, why);
+                    }
                 }
             }
         }
     }
     workspace_free(&w);
-    return FA_OK;
+    if (row_status != FA_OK)
+        fa_attn_reference_free(out); /* no bound, no reference: nothing to judge with */
+    return row_status;
 }
 
 void fa_attn_reference_free(fa_attn_reference *r)

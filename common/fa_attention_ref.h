@@ -1,7 +1,7 @@
 /**
  * @file fa_attention_ref.h
  * @brief Attention in double precision, with the per-element error bound of a
- *        described algorithm (NUMERICS.md, docs page "How outputs are judged").
+ *        described algorithm (docs/numerics.md, the page "How outputs are judged").
  *
  * For one query row i of head h in batch b:
  *   s_j = scale * q_i . k_j over the keys j the mask allows,
@@ -60,6 +60,16 @@ fa_tensor_view fa_view_bnhd(const void *data, fa_dtype dtype, int64_t heads, int
 /** Element (b, h, n, d) of @p t widened to double. */
 double fa_view_at(const fa_tensor_view *t, int64_t b, int64_t h, int64_t n, int64_t d);
 
+/**
+ * The elements of a [@p batch][@p heads][@p rows][@p dim] problem that @p t
+ * reads have element and byte offsets that fit a signed 64-bit integer:
+ * FA_OK, else FA_ERR_OVERFLOW (FA_ERR_BAD_STRIDE for a negative stride),
+ * with a message naming @p op and the tensor @p name. An empty shape reads
+ * nothing.
+ */
+fa_status fa_view_require_extent(const char *op, const char *name, const fa_tensor_view *t,
+                                 int64_t batch, int64_t heads, int64_t rows, int64_t dim);
+
 /** One attention forward problem: shapes, scale, mask and the inputs. */
 typedef struct fa_attn_problem {
     int64_t batch, heads_q, heads_kv, nq, nk, head_dim;
@@ -70,6 +80,16 @@ typedef struct fa_attn_problem {
     fa_tensor_view k;           /**< [B][Hkv][Nk][D]; query head h reads kv head h / (Hq / Hkv) */
     fa_tensor_view v;           /**< [B][Hkv][Nk][D] */
 } fa_attn_problem;
+
+/**
+ * The sizes of @p p multiply without overflow into arrays of doubles a
+ * reference allocates: *@p rows = B Hq Nq and *@p elements = B Hq Nq D, and
+ * Nk D and Nk FA_BOUND_SCRATCH_PER_KEY, each within fa_max_elements(8).
+ * Else FA_ERR_OVERFLOW naming @p op and the product (fa_ref_elements()).
+ * Sizes must be >= 0.
+ */
+fa_status fa_attn_require_sizes(const char *op, const fa_attn_problem *p, int64_t *rows,
+                                int64_t *elements);
 
 /** True when key @p j is visible to row @p i of batch @p b (mask and key padding). */
 bool fa_attn_allows(const fa_attn_problem *p, int64_t b, int64_t i, int64_t j);
@@ -122,6 +142,14 @@ typedef struct fa_attn_reference {
  * are positive, finite scale) and computes the reference and bound of every
  * output element for method @p m. Allocates the arrays of @p out (free them
  * with fa_attn_reference_free()). Zero sizes give empty arrays.
+ *
+ * Refuses, with nothing allocated: sizes whose products (B Hq Nq D, the
+ * views' last elements, Nk D) overflow a 64-bit byte offset
+ * (FA_ERR_OVERFLOW); rows too long for a finite bound
+ * (fa_bound_row_supported(): FA_ERR_UNSUPPORTED, "gamma_n with n*u >= 1 ...").
+ * A row whose scores are too large for a finite bound is refused too
+ * (FA_ERR_UNSUPPORTED, naming the row), and @p out is then left empty: a
+ * reference never carries an infinite or NaN bound where it is finite.
  */
 fa_status fa_attention_reference(const fa_attn_problem *p, const fa_attn_method *m,
                                  fa_attn_reference *out);

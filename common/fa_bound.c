@@ -13,8 +13,9 @@
 #include <stdbool.h>
 
 #include "fa_half.h"
-#include "fa_reference.h"
 #include "fa_index.h"
+#include "fa_math.h"
+#include "fa_reference.h"
 
 /* Unit roundoffs (fp32: FA_BOUND_U32). A truncating sum loses up to one ulp
  * per step, twice u. Flush-to-zero replaces a result below
@@ -68,19 +69,100 @@ static double tensor_core_roundings(int64_t terms, int64_t blocks)
     return terms <= 1 ? 0.0 : (double)terms + 2.0 * (double)blocks;
 }
 
-double fa_bound_dot(const fa_attn_method *m, int64_t head_dim, double abs_dot)
+/*
+ * gamma_n of @p n roundings of unit roundoff @p u in the sum @p what: it must
+ * be finite (n u < 1), and below 1 (n u < 1/2) where @p below_one, since
+ * 1 - gamma then divides the bound. Otherwise there is no finite bound, and
+ * the message says so and what to do instead (@p remedy).
+ */
+static fa_status sum_gamma(const char *what, double n, double u, bool below_one, const char *remedy,
+                           double *gamma)
 {
-    double gamma;
-    if (m->accumulation == FA_ACCUM_TENSOR_CORE) {
-        gamma = fa_gamma(tensor_core_roundings(head_dim, fa_ceil_div(head_dim, TC_ALIGN_BLOCK)),
-                         U_TRUNCATE);
-    } else {
-        /* A chain of D FFMAs rounds at most D times; one more covers a kernel
-         * that multiplies q by the scale before the dot product. */
-        gamma = fa_gamma((double)(head_dim + 1), FA_BOUND_U32);
-    }
+    *gamma = fa_gamma(n, u);
+    if (isinf(*gamma))
+        return fa_fail(FA_ERR_UNSUPPORTED,
+                       "attention bound: gamma_n with n*u >= 1 for %s (n = %.0f roundings, u = 2^%d): "
+                       "no finite fp32 bound; %s",
+                       what, n, ilogb(u), remedy);
+    if (below_one && *gamma >= 1.0)
+        return fa_fail(FA_ERR_UNSUPPORTED,
+                       "attention bound: gamma_n >= 1 (n*u >= 1/2) for %s (n = %.0f roundings, "
+                       "u = 2^%d): l's error may reach l, and 1 - gamma_n divides the bound, so it "
+                       "is not finite; %s",
+                       what, n, ilogb(u), remedy);
+    return FA_OK;
+}
+
+/* What a row too long for its sums' gamma must do instead. */
+static const char LONG_ROW_REMEDY[] = "rows of 2^23 keys or more must be judged per block";
+
+/**
+ * gamma of the q.k dot product: |fl(q.k) - q.k| <= gamma sum_d |q_d k_d| plus
+ * 2^-126 per flushed product or partial sum (dot_error()).
+ */
+static fa_status dot_gamma(const fa_attn_method *m, int64_t head_dim, double *gamma)
+{
+    static const char remedy[] = "the head dimension is too large to judge";
+    if (m->accumulation == FA_ACCUM_TENSOR_CORE)
+        return sum_gamma("the q.k dot product",
+                         tensor_core_roundings(head_dim, fa_ceil_div(head_dim, TC_ALIGN_BLOCK)),
+                         U_TRUNCATE, false, remedy, gamma);
+    /* A chain of D FFMAs rounds at most D times; one more covers a kernel
+     * that multiplies q by the scale before the dot product. */
+    return sum_gamma("the q.k dot product", (double)(head_dim + 1), FA_BOUND_U32, false, remedy,
+                     gamma);
+}
+
+/** Bound on |fl(q.k) - q.k| (unscaled) for a dot product with sum |q_d k_d| = @p abs_dot. */
+static double dot_error(double gamma, int64_t head_dim, double abs_dot)
+{
     /* Flushed products or partial sums lose less than 2^-126 each. */
     return gamma * abs_dot + (double)head_dim * FA_BOUND_MIN_NORMAL32;
+}
+
+fa_status fa_bound_dot(const fa_attn_method *m, int64_t head_dim, double abs_dot, double *bound)
+{
+    double gamma = 0.0;
+    FA_TRY(dot_gamma(m, head_dim, &gamma));
+    *bound = dot_error(gamma, head_dim, abs_dot);
+    return FA_OK;
+}
+
+/*
+ * gamma of l and of P.V for a row of @p allowed keys whose allowed keys span
+ * @p span positions, with @p rises rescales: l takes N - 1 fp32 additions and
+ * R rescale multiplies, whatever the order; P.V the same chain for the
+ * products p_j v_jc, plus the R rescales of O.
+ */
+static fa_status sum_gammas(const fa_attn_method *m, int64_t allowed, int64_t span, int64_t rises,
+                            double *gamma_l, double *gamma_pv)
+{
+    const bool rounded_p = m->p_dtype != FA_F32;
+    if (m->accumulation == FA_ACCUM_TENSOR_CORE) {
+        const int64_t span_blocks = fa_ceil_div(span, TC_ALIGN_BLOCK) + 1;
+        FA_TRY(sum_gamma("P.V", tensor_core_roundings(allowed, span_blocks) + (double)rises,
+                         U_TRUNCATE, false, LONG_ROW_REMEDY, gamma_pv));
+    } else {
+        /* Products of a 16-bit P and 16-bit V are exact in fp32 (at most 22
+         * bits), leaving N - 1 additions. An fp32 P rounds each product, and
+         * may have been divided by l before P.V (softmax, then P.V): N + 1. */
+        const bool exact_products = rounded_p && m->input_dtype != FA_F32;
+        FA_TRY(sum_gamma("P.V", (double)(exact_products ? allowed - 1 + rises : allowed + 1 + rises),
+                         FA_BOUND_U32, false, LONG_ROW_REMEDY, gamma_pv));
+    }
+    return sum_gamma("l", (double)(allowed - 1 + rises), FA_BOUND_U32, true, LONG_ROW_REMEDY, gamma_l);
+}
+
+fa_status fa_bound_row_supported(const fa_attn_method *method, int64_t keys, int64_t head_dim)
+{
+    double gamma_dot, gamma_l, gamma_pv;
+    FA_TRY(dot_gamma(method, head_dim, &gamma_dot));
+    if (keys <= 0)
+        return FA_OK;
+    /* The most a row of that many positions can have: every key allowed, a
+     * rise in every block after the first. */
+    const int64_t rises = method->block_n > 0 ? fa_ceil_div(keys, method->block_n) - 1 : 0;
+    return sum_gammas(method, keys, keys, rises, &gamma_l, &gamma_pv);
 }
 
 /** Running maxima of one block order; scratch blocks[2 * nblocks]. */
@@ -156,10 +238,9 @@ static int64_t replay_order(const fa_attn_method *m, const fa_bound_row_input *i
          * log2(e) u |m_t|. expf on scaled scores: u |s| for the scaling. */
         const double argument = exp2_prescaled ? 3.0 * FA_BOUND_U32 * gap + FA_BOUND_U32 * fabs(mt)
                                                : FA_BOUND_U32 * fabs(s) + 3.0 * FA_BOUND_U32 * gap;
-        const double e = score_err[j] + argument + exp_budget(m->exp_method, gap) +
-                         r->later_rho[t];
-        if (e > eta[j])
-            eta[j] = e;
+        const double rescales = in->omitted == FA_BOUND_TERM_RESCALE ? 0.0 : r->later_rho[t];
+        const double e = score_err[j] + argument + exp_budget(m->exp_method, gap) + rescales;
+        eta[j] = fa_max_nan_double(eta[j], e);
         if (mt < mt_min[j])
             mt_min[j] = mt;
         if (mt > mt_max[j])
@@ -172,9 +253,26 @@ static int64_t replay_order(const fa_attn_method *m, const fa_bound_row_input *i
 static double min_normal(fa_dtype d) { return d == FA_F16 ? 0x1p-14 : 0x1p-126; }
 static double subnormal_half_spacing(fa_dtype d) { return d == FA_F16 ? 0x1p-25 : 0x1p-134; }
 
-void fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *in, double *scratch,
-                  fa_bound_row_terms *out)
+/** The description of fa_bound_row_input, checked: a broken row would give a NaN bound. */
+static fa_status validate_row(const fa_bound_row_input *in)
 {
+    if (in->keys < 0 || in->head_dim < 0)
+        return fa_fail(FA_ERR_INVALID_ARGUMENT, "attention bound: keys = %lld, head_dim = %lld, expected >= 0",
+                       (long long)in->keys, (long long)in->head_dim);
+    if (!isfinite(in->scale) || !isfinite(in->max) || !isfinite(in->sum) || !(in->sum >= 1.0))
+        return fa_fail(FA_ERR_INVALID_ARGUMENT,
+                       "attention bound: scale %g, max %g, sum %g: expected finite numbers and sum >= 1",
+                       in->scale, in->max, in->sum);
+    if (in->omitted != FA_BOUND_TERM_NONE && in->omitted != FA_BOUND_TERM_RESCALE)
+        return fa_fail(FA_ERR_INVALID_ARGUMENT, "attention bound: omitted = %d is not a term of this bound",
+                       (int)in->omitted);
+    return FA_OK;
+}
+
+fa_status fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *in,
+                       double *scratch, fa_bound_row_terms *out)
+{
+    FA_TRY(validate_row(in));
     const int64_t n = in->keys;
     double *score_err = scratch;
     double *eta = scratch + n;
@@ -182,6 +280,8 @@ void fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *in, do
     double *mt_max = scratch + 3 * n;
     block_replay replay = {scratch + 4 * n, scratch + 5 * n};
     const double c = fabs(in->scale);
+    double gamma_dot;
+    FA_TRY(dot_gamma(method, in->head_dim, &gamma_dot));
 
     int64_t allowed = 0, first = -1, last = -1;
     for (int64_t j = 0; j < n; j++) {
@@ -189,11 +289,16 @@ void fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *in, do
         out->abs_weight[j] = 0.0;
         if (in->score[j] == -INFINITY)
             continue;
+        if (!(in->score[j] < INFINITY) || !(in->abs_dot[j] >= 0.0) || isinf(in->abs_dot[j]))
+            return fa_fail(FA_ERR_INVALID_ARGUMENT,
+                           "attention bound: key %lld has score %g and A_j %g, expected a score below "
+                           "+inf (a NaN row has no bound) and a finite A_j >= 0",
+                           (long long)j, in->score[j], in->abs_dot[j]);
         allowed++;
         if (first < 0)
             first = j;
         last = j;
-        score_err[j] = c * fa_bound_dot(method, in->head_dim, in->abs_dot[j]);
+        score_err[j] = c * dot_error(gamma_dot, in->head_dim, in->abs_dot[j]);
         eta[j] = 0.0;
         mt_min[j] = INFINITY;
         mt_max[j] = -INFINITY;
@@ -203,7 +308,7 @@ void fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *in, do
          * replay): zero terms. The reference stops before calling here. */
         out->o_weight = out->o_floor = out->lse_bound = 0.0;
         out->rises = 0;
-        return;
+        return FA_OK;
     }
     const int64_t rises_forward = replay_order(method, in, score_err, false, &replay, eta, mt_min, mt_max);
     const int64_t rises_reverse = replay_order(method, in, score_err, true, &replay, eta, mt_min, mt_max);
@@ -214,24 +319,12 @@ void fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *in, do
     const double u_p = rounded_p ? fa_dtype_unit_roundoff(method->p_dtype) : 0.0;
     const double u_out = method->output_dtype == FA_F32 ? 0.0 : fa_dtype_unit_roundoff(method->output_dtype);
     const double eps_norm = method->normalisation == FA_NORM_RECIPROCAL ? RCP_NORM_BUDGET : DIV_NORM_BUDGET;
-
-    /* l: N - 1 fp32 additions and R rescale multiplies, whatever the order. */
-    const double gamma_l = fa_gamma((double)(allowed - 1 + rises), FA_BOUND_U32);
-    /* P.V: the same chain for the products p_j v_jc, plus the R rescales of O. */
-    double gamma_pv;
-    if (method->accumulation == FA_ACCUM_TENSOR_CORE) {
-        const int64_t span_blocks = fa_ceil_div(last - first + 1, TC_ALIGN_BLOCK) + 1;
-        gamma_pv = fa_gamma(tensor_core_roundings(allowed, span_blocks) + (double)rises, U_TRUNCATE);
-    } else {
-        /* Products of a 16-bit P and 16-bit V are exact in fp32 (at most 22
-         * bits), leaving N - 1 additions. An fp32 P rounds each product, and
-         * may have been divided by l before P.V (softmax, then P.V): N + 1. */
-        const bool exact_products = rounded_p && method->input_dtype != FA_F32;
-        gamma_pv = fa_gamma((double)(exact_products ? allowed - 1 + rises : allowed + 1 + rises), FA_BOUND_U32);
-    }
+    double gamma_l, gamma_pv;
+    FA_TRY(sum_gammas(method, allowed, last - first + 1, rises, &gamma_l, &gamma_pv));
 
     /* First-order weights, and H = max_j h_j for the second-order factor. */
     double max_h = 0.0, sum_ph = 0.0, sum_tiny = 0.0, sum_subnormal = 0.0;
+    int64_t max_h_key = first;
     for (int64_t j = 0; j < n; j++) {
         const double s = in->score[j];
         if (s == -INFINITY)
@@ -245,7 +338,8 @@ void fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *in, do
         const double p = exp(s - in->max) / in->sum;
         const double h = expm1(eta[j]);
         if (h > max_h)
-            max_h = h;
+            max_h_key = j;
+        max_h = fa_max_nan_double(max_h, h);
         /* A weight that may fall below the P dtype's normal range is rounded
          * with an absolute error of half its subnormal spacing, in block
          * units, so at most that over l in normalised units. */
@@ -261,12 +355,17 @@ void fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *in, do
 
     /* Exact second order: o_hat = (1 + d_norm)(1 + d_out) N_hat / D_hat with
      * |N_hat - o D_hat| <= (1 + H)(1 + u_P) * first-order sum and
-     * D_hat >= (1 - H)(1 - u_P)(1 - gamma_l). */
+     * D_hat >= (1 - H)(1 - u_P)(1 - gamma_l). gamma_l < 1 (sum_gammas()) and
+     * u_P < 1, so only H can leave D_hat without a positive lower bound. */
+    if (!(max_h < 1.0))
+        return fa_fail(FA_ERR_UNSUPPORTED,
+                       "attention bound: a weight's relative error H = expm1(eta_j) = %g >= 1 at key "
+                       "%lld (score %g): the bound's second-order factor is not finite; scores this "
+                       "large (u |s| near 1) have no fp32 bound",
+                       max_h, (long long)max_h_key, in->score[max_h_key]);
     const double denominator = (1.0 - max_h) * (1.0 - u_p) * (1.0 - gamma_l);
-    const double factor = denominator > 0.0
-        ? (1.0 + eps_norm) * (1.0 + u_out) * (1.0 + max_h) * (1.0 + u_p) / denominator
-        : INFINITY;
-    /* A masked key keeps its 0 even when the factor is infinite (no 0 * inf). */
+    const double factor =
+        (1.0 + eps_norm) * (1.0 + u_out) * (1.0 + max_h) * (1.0 + u_p) / denominator;
     for (int64_t j = 0; j < n; j++) {
         if (out->diff_weight[j] != 0.0)
             out->diff_weight[j] *= factor;
@@ -286,9 +385,14 @@ void fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *in, do
 
     /* lse = m + ln l: ln of l_hat / l, with l_hat / l within 1 +- X. */
     const double x = sum_ph + sum_tiny + gamma_l + ftz_l + (l_from_rounded ? u_p + sum_subnormal : 0.0);
+    if (!(x < 1.0))
+        return fa_fail(FA_ERR_UNSUPPORTED,
+                       "attention bound: l's relative error X = %g >= 1: ln(l_hat / l) has no finite "
+                       "bound, so the lse of this row is not judged", x);
     const double lse = in->max + log(in->sum);
-    out->lse_bound = (x < 1.0 ? x / (1.0 - x) : INFINITY) + LOG_BUDGET * fabs(log(in->sum)) +
+    out->lse_bound = x / (1.0 - x) + LOG_BUDGET * fabs(log(in->sum)) +
                      LSE_SHIFT_BUDGET * fabs(in->max) + LSE_SUM_BUDGET * fabs(lse);
+    return FA_OK;
 }
 
 void fa_bound_row_add_reference_error(const fa_bound_row_input *in, fa_bound_row_terms *out)

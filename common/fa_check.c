@@ -8,6 +8,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "fa_math.h"
+
 /** The fp32 pattern of a buffer filled with FA_POISON_BYTE. */
 static const uint32_t POISON_BITS = 0xFFFFFFFFu;
 _Static_assert(FA_POISON_BYTE == 0xFF, "POISON_BITS repeats FA_POISON_BYTE in every byte");
@@ -112,6 +114,12 @@ static double element_ratio(bool finite_pair, double err, double bound, bool cov
  * report may be NULL (only the verdict is wanted). n <= 0 compares nothing and
  * is covered. In exact mode the absolute and relative errors are still
  * measured against the double reference.
+ *
+ * A bound element is read only where the reference is finite; there it must
+ * be a finite number >= 0. An infinite one would cover any output, a NaN one
+ * (err <= NaN is false) none, silently: both are refused, and so is a negative
+ * one. Such an element is uncovered with err/bound NaN, which the NaN-keeping
+ * maximum carries into worst_ratio.
  */
 bool fa_check_covers(const float *out, const double *ref, const double *bound, int64_t n,
                      fa_check_report *report)
@@ -120,6 +128,7 @@ bool fa_check_covers(const float *out, const double *ref, const double *bound, i
     fa_check_report *r = report ? report : &local;
     memset(r, 0, sizeof *r);
     r->worst_index = -1;
+    r->invalid.index = -1;
     double abs_err_sum = 0.0;
     int64_t finite_pairs = 0;
 
@@ -129,8 +138,13 @@ bool fa_check_covers(const float *out, const double *ref, const double *bound, i
         const double b = bound ? bound[i] : 0.0;
         const bool finite_pair = isfinite(got) && isfinite(want);
         const double err = finite_pair ? fabs((double)got - want) : NAN;
+        const bool has_bound = !isfinite(want) || (isfinite(b) && b >= 0.0);
         bool covered;
 
+        if (!has_bound) {
+            if (r->invalid_bounds++ == 0)
+                r->invalid = (fa_mismatch){i, got, want, b};
+        }
         if (fa_is_poison(got)) {
             r->unwritten++;
             covered = false;
@@ -140,8 +154,8 @@ bool fa_check_covers(const float *out, const double *ref, const double *bound, i
             covered = (double)got == want;
         } else {
             /* Exact mode compares bits, so -0.0 does not pass for 0.0. */
-            covered = bound ? finite_pair && err <= b
-                            : float_bits(got) == float_bits((float)want);
+            covered = has_bound && (bound ? finite_pair && err <= b
+                                          : float_bits(got) == float_bits((float)want));
             if (!covered && !isfinite(got))
                 r->nonfinite++;
         }
@@ -149,14 +163,15 @@ bool fa_check_covers(const float *out, const double *ref, const double *bound, i
         if (finite_pair) {
             finite_pairs++;
             abs_err_sum += err;
-            if (err > r->max_abs_err)
-                r->max_abs_err = err;
-            if (want != 0.0 && err / fabs(want) > r->max_rel_err)
-                r->max_rel_err = err / fabs(want);
+            r->max_abs_err = fa_max_nan_double(r->max_abs_err, err);
+            if (want != 0.0)
+                r->max_rel_err = fa_max_nan_double(r->max_rel_err, err / fabs(want));
         }
-        const double ratio = element_ratio(finite_pair, err, b, covered);
-        if (r->worst_index < 0 || ratio > r->worst_ratio) {
-            r->worst_ratio = ratio;
+        const double ratio = has_bound ? element_ratio(finite_pair, err, b, covered) : NAN;
+        /* The first element of the largest ratio; a NaN ratio is larger than any number. */
+        const double worst = fa_max_nan_double(r->worst_ratio, ratio);
+        if (r->worst_index < 0 || (worst != r->worst_ratio && !isnan(r->worst_ratio))) {
+            r->worst_ratio = worst;
             r->worst_index = i;
         }
         if (!covered) {
@@ -167,6 +182,13 @@ bool fa_check_covers(const float *out, const double *ref, const double *bound, i
     }
     r->count = n > 0 ? n : 0;
     r->mean_abs_err = finite_pairs > 0 ? abs_err_sum / (double)finite_pairs : 0.0;
+    if (r->invalid_bounds > 0)
+        r->status = fa_fail(FA_ERR_INVALID_ARGUMENT,
+                            "check: bound[%" PRId64 "] = %g where the reference is %.17g: a bound is "
+                            "a finite number >= 0 (a gamma_n with n*u >= 1, or a NaN term, gives "
+                            "none); %" PRId64 " of %" PRId64 " elements without a bound, not judged",
+                            r->invalid.index, r->invalid.bound, r->invalid.want, r->invalid_bounds,
+                            r->count);
     return r->uncovered == 0;
 }
 
@@ -205,6 +227,15 @@ const char *fa_check_describe(const fa_check_report *report, const fa_shape *sha
 {
     if (cap == 0)
         return buf;
+    if (report->status != FA_OK) {
+        char where[128];
+        snprintf(buf, cap,
+                 "not judged: the bound at %s is %g where the reference is %.17g (a bound is a "
+                 "finite number >= 0); %" PRId64 " of %" PRId64 " elements without a bound",
+                 fa_shape_format(shape, report->invalid.index, where, sizeof where),
+                 report->invalid.bound, report->invalid.want, report->invalid_bounds, report->count);
+        return buf;
+    }
     if (report->uncovered == 0) {
         snprintf(buf, cap, "all %" PRId64 " covered (worst err/bound %.3g)", report->count,
                  report->worst_ratio);
@@ -231,6 +262,11 @@ void fa_check_print(FILE *out, const char *label, const fa_check_report *report,
                  " unwritten)\n",
             label, report->uncovered == 0 ? "covered" : "NOT covered", report->uncovered,
             report->count, report->nonfinite, report->unwritten);
+    if (report->status != FA_OK)
+        fprintf(out, "  NOT JUDGED: %" PRId64 " elements without a bound, the first at %s (bound %g)\n",
+                report->invalid_bounds,
+                fa_shape_format(shape, report->invalid.index, where, sizeof where),
+                report->invalid.bound);
     fprintf(out, "  max abs err %.3g, mean abs err %.3g, max rel err %.3g\n", report->max_abs_err,
             report->mean_abs_err, report->max_rel_err);
     if (report->worst_index >= 0)

@@ -9,6 +9,13 @@
  * were never written (still hold the poison pattern the harness filled the
  * buffer with). Coordinates are printed with the names of the shape's axes,
  * e.g. (batch 0, head 3, row 17, col 5).
+ *
+ * A bound that is not a finite number >= 0 where the reference is finite
+ * (inf, NaN, negative: a gamma_n with n u >= 1, a NaN term) would cover any
+ * output or none; the check refuses to judge it: the verdict is "not
+ * covered" and the report's status an error. The statistics keep NaN
+ * (fa_max_nan_double()): a NaN ratio or error is never hidden by a finite
+ * "worst".
  */
 #ifndef FA_CHECK_H
 #define FA_CHECK_H
@@ -17,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "fa_status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -65,14 +74,22 @@ typedef struct fa_mismatch {
 
 /** What a comparison found. */
 typedef struct fa_check_report {
+    /**
+     * FA_OK, or FA_ERR_INVALID_ARGUMENT when some bound element is not a
+     * finite number >= 0 where the reference is finite: the check refused to
+     * judge (fa_last_error() says where), and the verdict is "not covered".
+     */
+    fa_status status;
+    int64_t invalid_bounds; /**< elements whose bound is not a bound (counted in uncovered too) */
+    fa_mismatch invalid;    /**< the first of them; index -1 when there is none */
     int64_t count;          /**< elements compared */
-    int64_t uncovered;      /**< elements with |out - ref| > bound (non-finite and unwritten included) */
+    int64_t uncovered;      /**< elements not shown covered: |out - ref| > bound, non-finite, unwritten, no bound */
     int64_t nonfinite;      /**< NaN or Inf in the output where the reference is finite */
     int64_t unwritten;      /**< elements still holding the poison pattern */
     double max_abs_err;     /**< over finite pairs */
     double mean_abs_err;    /**< over finite pairs */
     double max_rel_err;     /**< |out - ref| / |ref| over finite pairs with ref != 0 */
-    double worst_ratio;     /**< max |out - ref| / bound (+inf when a zero bound is exceeded) */
+    double worst_ratio;     /**< max |out - ref| / bound (+inf when a zero bound is exceeded, NaN without a bound) */
     int64_t worst_index;    /**< where worst_ratio occurs, -1 when count is 0 */
     int mismatches;         /**< how many of first[] are filled */
     fa_mismatch first[FA_CHECK_MAX_MISMATCHES]; /**< the first uncovered elements, in index order */
@@ -82,7 +99,10 @@ typedef struct fa_check_report {
  * Judges out[0..n) against ref[0..n) with the per-element @p bound (NULL means
  * an exact comparison: bound 0, and the output must equal (float)ref bit for
  * bit). A NaN reference is covered only by a NaN output; an infinite reference
- * only by the same infinity. Returns true when every element is covered.
+ * only by the same infinity (the bound is not read there). Returns true when
+ * every element is covered; false, with report->status
+ * FA_ERR_INVALID_ARGUMENT and a message, when a bound element is NaN,
+ * infinite or negative where the reference is finite.
  */
 bool fa_check_covers(const float *out, const double *ref, const double *bound, int64_t n,
                      fa_check_report *report);

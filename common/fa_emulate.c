@@ -23,6 +23,8 @@
 #include <string.h>
 
 #include "fa_half.h"
+#include "fa_math.h"
+#include "fa_reference.h"
 
 /* Every float operation below must round once, to float: no wider
  * evaluation, and no a * b + c silently fused (GCC does not fuse in ISO C
@@ -105,25 +107,41 @@ static float nudge(float x, int ulps, int direction)
 }
 
 /**
- * An exp step of the kernel: exp2(arg) on the prescaled path, else exp(arg).
- * exp(0) = 1 and exp(-inf) = 0 exactly, as PTX documents for ex2.approx; the
- * adversary spends the rest of the budget and flushes results below 2^-126.
+ * exp2(arg) (@p base2) or exp(arg), correctly rounded, then, when @p direction
+ * is +-1, pushed @p ulps ulp that way and flushed below 2^-126. exp(0) = 1 and
+ * exp(-inf) = 0 exactly, as PTX documents for ex2.approx.
  */
-static float emulate_exp(const emulator *em, float arg, int direction)
+static float budgeted_exp(float arg, bool base2, int ulps, int direction)
 {
     if (arg == 0.0f)
         return 1.0f;
     if (arg == -INFINITY)
         return 0.0f;
-    const bool base2 = em->path == PATH_EXP2_PRESCALED;
     float r = (float)(base2 ? exp2((double)arg) : exp((double)arg));
-    if (!em->e->adversarial)
+    if (direction == 0)
         return r;
+    r = nudge(r, ulps, direction);
+    return fabsf(r) < MIN_NORMAL32 ? 0.0f : r;
+}
+
+float fa_emulate_expf(float arg, int direction)
+{
+    return budgeted_exp(arg, false, EXP_ULPS, direction);
+}
+
+/**
+ * An exp step of the kernel: exp2(arg) on the prescaled path, else exp(arg);
+ * the adversary spends the whole budget of the kernel's exp method.
+ */
+static float emulate_exp(const emulator *em, float arg, int direction)
+{
+    const bool base2 = em->path == PATH_EXP2_PRESCALED;
+    if (!em->e->adversarial)
+        return budgeted_exp(arg, base2, 0, 0);
     int ulps = EXP_ULPS;
     if (em->e->method.exp_method == FA_EXP_FAST && !base2)
         ulps += (int)floor(FAST_EXP_ULP_SLOPE * fabsf(arg));
-    r = nudge(r, ulps, direction);
-    return fabsf(r) < MIN_NORMAL32 ? 0.0f : r;
+    return budgeted_exp(arg, base2, ulps, direction);
 }
 
 /** Truncates @p x to 24 significant bits (round toward zero). */
@@ -146,7 +164,7 @@ static float tensor_core_step(float acc, const double *products, int n)
 {
     double largest = fabs((double)acc);
     for (int t = 0; t < n; t++)
-        largest = fmax(largest, fabs(products[t]));
+        largest = fa_max_nan_double(largest, fabs(products[t]));
     if (largest == 0.0)
         return acc;
     int exponent;
@@ -334,11 +352,11 @@ static void emulate_row(emulator *em, int64_t b, int64_t h, int64_t i, float *o,
                     x *= em->scale;
             }
             em->x[j - j0] = x;
-            block_max = fmaxf(block_max, x);
+            block_max = fa_max_nan(block_max, x);
         }
         if (block_max == -INFINITY)
-            continue; /* a fully masked block changes nothing */
-        const float m_new = fmaxf(m, block_max);
+            continue; /* a fully masked block changes nothing (a NaN score is no -inf: it stays) */
+        const float m_new = fa_max_nan(m, block_max);
 
         /* The adversary raises weights of keys whose value lies above the
          * target, and the rescale when the earlier blocks' mean does. */
@@ -427,7 +445,22 @@ static fa_status validate(const fa_attn_problem *p, const fa_emulation *e, const
     if (p->batch < 0 || p->heads_q < 0 || p->heads_kv <= 0 || p->heads_q % p->heads_kv != 0 || p->nq < 0 ||
         p->nk < 0 || p->head_dim < 0)
         return fa_fail(FA_ERR_INVALID_SIZE, "emulate attention: inconsistent shape");
-    return FA_OK;
+    /* The sizes the reference accepts, and the key rows the kernel may read
+     * (past nk up to a whole block for the tail mutant). */
+    int64_t rows, elements, key_rows = p->nk, kv_elements;
+    FA_TRY(fa_attn_require_sizes("emulate attention", p, &rows, &elements));
+    if (e->mutant == FA_MUTANT_TAIL_ROUNDED_UP) {
+        const int64_t tail[2] = {fa_ceil_div(p->nk, m->block_n), m->block_n};
+        FA_TRY(fa_ref_elements("emulate attention", "key blocks * block_n", tail, 2,
+                               (int64_t)sizeof(float), &key_rows));
+    }
+    const int64_t kv[2] = {key_rows, p->head_dim};
+    FA_TRY(fa_ref_elements("emulate attention", "key rows * head_dim", kv, 2, (int64_t)sizeof(float),
+                           &kv_elements));
+    FA_TRY(fa_view_require_extent("emulate attention", "q", &p->q, p->batch, p->heads_q, p->nq, p->head_dim));
+    FA_TRY(fa_view_require_extent("emulate attention", "k", &p->k, p->batch, p->heads_kv, key_rows, p->head_dim));
+    return fa_view_require_extent("emulate attention", "v", &p->v, p->batch, p->heads_kv, key_rows,
+                                  p->head_dim);
 }
 
 static void emulator_free(emulator *em)

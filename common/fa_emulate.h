@@ -85,9 +85,24 @@ typedef struct fa_emulation {
  * (fa_case_create() allocates them as canary padding). The mask mutants need a
  * causal mask to differ from the correct kernel. Returns FA_ERR_NULL_POINTER,
  * FA_ERR_INVALID_ARGUMENT (bad enum, adversarial without a reference or sign,
- * block_n = 0 with a mutant that needs blocks) or FA_ERR_OUT_OF_MEMORY.
+ * block_n = 0 with a mutant that needs blocks), FA_ERR_OVERFLOW (sizes the
+ * reference would refuse, or key rows and views whose offsets overflow) or
+ * FA_ERR_OUT_OF_MEMORY.
+ *
+ * Every max is fa_max_nan(), as in the kernels: a NaN score is never dropped
+ * from a block's max, so a block whose only allowed key is NaN still poisons
+ * the row, as the reference says it must.
  */
 fa_status fa_emulate_attention(const fa_attn_problem *p, const fa_emulation *e, float *o, float *lse);
+
+/**
+ * expf(@p arg) as the adversary evaluates it: the correctly rounded value,
+ * pushed by the 2 ulp the budget allows in @p direction (+1 up, -1 down) and
+ * flushed to zero below 2^-126; @p direction 0 leaves it rounded to nearest.
+ * exp(0) = 1 and exp(-inf) = 0 exactly. For emulations of other kernels (the
+ * softmax ones of test_numerics) that must spend the same budget.
+ */
+float fa_emulate_expf(float arg, int direction);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "fa_math.h"
 #include "fa_reference.h"
 
 /** Unit roundoff of double, for the reference's own error. */
@@ -67,7 +68,7 @@ static void add_term(row_terms *terms, const row_view *row, int64_t j, int rises
     const double eta = fa_softmax_exp_error(x - terms->max) + rises * FA_BOUND_EXP_BUDGET;
     fa_ksum_add(&terms->sum, weight);
     fa_ksum_add(&terms->sum_eta, weight * eta);
-    terms->eta_max = fmax(terms->eta_max, eta);
+    terms->eta_max = fa_max_nan_double(terms->eta_max, eta);
     terms->count++;
     if (row->v != NULL) {
         const double value = (double)row->v[j];
@@ -83,7 +84,7 @@ static double update_max(const row_view *row, int64_t base, int lanes, int64_t c
 {
     double max = -INFINITY;
     for (int64_t i = 0; i < chunk; ++i)
-        max = fmax(max, entry(row, base + i * lanes));
+        max = fa_max_nan_double(max, entry(row, base + i * lanes));
     return max;
 }
 
@@ -105,7 +106,7 @@ static void count_rises(const row_view *row, const fa_softmax_method *m, int *la
         for (int64_t base = t; base < row->n; base += stride) {
             const double chunk_max = update_max(row, base, m->lanes, m->chunk);
             lane_rises[t] += running != -INFINITY && chunk_max > running;
-            running = fmax(running, chunk_max);
+            running = fa_max_nan_double(running, chunk_max);
         }
         group_max[t] = running;
     }
@@ -113,7 +114,7 @@ static void count_rises(const row_view *row, const fa_softmax_method *m, int *la
         for (int t = 0; t < m->lanes; ++t) {
             const double partner = group_max[t ^ m->merge_masks[level]];
             merge_rises[t] += group_max[t] != -INFINITY && partner > group_max[t];
-            merged[t] = fmax(group_max[t], partner);
+            merged[t] = fa_max_nan_double(group_max[t], partner);
         }
         for (int t = 0; t < m->lanes; ++t)
             group_max[t] = merged[t];
@@ -123,9 +124,11 @@ static void count_rises(const row_view *row, const fa_softmax_method *m, int *la
 /**
  * Sums the terms in the method's order, giving each its k_j: for an online
  * method the rises of its lane after its own update plus its lane's merge
- * rises; none for three passes. Returns G, the most roundings on a term's path.
+ * rises (left out when @p omitted names them, for the self-check); none for
+ * three passes. Returns G, the most roundings on a term's path.
  */
-static int64_t sum_terms(const row_view *row, const fa_softmax_method *m, row_terms *terms)
+static int64_t sum_terms(const row_view *row, const fa_softmax_method *m, fa_bound_term omitted,
+                         row_terms *terms)
 {
     if (m->chunk == 0) {
         for (int64_t j = 0; j < row->n; ++j)
@@ -141,8 +144,9 @@ static int64_t sum_terms(const row_view *row, const fa_softmax_method *m, row_te
         for (int64_t base = t; base < row->n; base += stride) {
             const double chunk_max = update_max(row, base, m->lanes, m->chunk);
             rises_so_far += running != -INFINITY && chunk_max > running;
-            running = fmax(running, chunk_max);
-            const int rises = lane_rises[t] - rises_so_far + merge_rises[t];
+            running = fa_max_nan_double(running, chunk_max);
+            const int merge = omitted == FA_BOUND_TERM_MERGE_RISES ? 0 : merge_rises[t];
+            const int rises = lane_rises[t] - rises_so_far + merge;
             for (int64_t i = 0; i < m->chunk; ++i)
                 add_term(terms, row, base + i * m->lanes, rises);
         }
@@ -182,42 +186,64 @@ static double row_max(const row_view *row)
             continue;
         if (isnan(row->x[j]) || row->x[j] == INFINITY)
             return NAN;
-        max = fmax(max, (double)row->x[j]);
+        max = fa_max_nan_double(max, (double)row->x[j]);
     }
     return max;
 }
 
-/** lambda, l's relative error, for @p terms summed with at most @p roundings per path. */
-static double sum_relative_error(const row_terms *terms, int64_t roundings, double own)
+/**
+ * gamma_G of the sum of the row's terms, G = @p roundings on the longest path:
+ * finite only while G u < 1, else the row has no bound (FA_ERR_UNSUPPORTED).
+ */
+static fa_status sum_gamma(const row_view *row, int64_t roundings, double *gamma)
 {
-    const double l = fa_ksum_value(&terms->sum);
-    const double gamma = fa_gamma((double)roundings, FA_BOUND_U32);
-    return (1.0 + 2.0 * (terms->eta_max + gamma)) * (fa_ksum_value(&terms->sum_eta) + gamma * l) /
-               l +
-           2.0 * (double)terms->count * FA_BOUND_MIN_NORMAL32 / l + own;
+    *gamma = fa_gamma((double)roundings, FA_BOUND_U32);
+    if (isinf(*gamma))
+        return fa_fail(FA_ERR_UNSUPPORTED,
+                       "softmax bound: gamma_n with n*u >= 1 (n = %lld roundings on a term's path, "
+                       "u = 2^-24) for a row of %lld entries: no finite fp32 bound; rows of 2^24 keys "
+                       "must be judged per block (an online method's chunks and merges keep n small)",
+                       (long long)roundings, (long long)row->n);
+    return FA_OK;
 }
 
-void fa_softmax_row_reference(const float *x, int64_t n, const fa_softmax_keys *keys,
-                              const fa_softmax_method *method, double *p, double *p_bound,
-                              double *lse, double *lse_bound)
+/** lambda, l's relative error, for @p terms summed with at most @p roundings per path. */
+static fa_status sum_relative_error(const row_view *row, const row_terms *terms, int64_t roundings,
+                                    double own, double *lambda)
+{
+    const double l = fa_ksum_value(&terms->sum);
+    double gamma;
+    FA_TRY(sum_gamma(row, roundings, &gamma));
+    *lambda = (1.0 + 2.0 * (terms->eta_max + gamma)) * (fa_ksum_value(&terms->sum_eta) + gamma * l) /
+                  l +
+              2.0 * (double)terms->count * FA_BOUND_MIN_NORMAL32 / l + own;
+    return FA_OK;
+}
+
+fa_status fa_softmax_row_reference(const float *x, int64_t n, const fa_softmax_keys *keys,
+                                   const fa_softmax_method *method, double *p, double *p_bound,
+                                   double *lse, double *lse_bound)
 {
     const fa_softmax_keys all = fa_softmax_all_keys(n);
     const row_view row = {x, NULL, n, keys != NULL ? keys : &all};
     const double max = row_max(&row);
     if (isnan(max)) {
         fill_exact(&row, NAN, NAN, p, p_bound, lse, lse_bound);
-        return;
+        return FA_OK;
     }
     if (max == -INFINITY) {
         fill_exact(&row, 0.0, -INFINITY, p, p_bound, lse, lse_bound);
-        return;
+        return FA_OK;
     }
 
     row_terms terms = {.max = max};
-    const int64_t roundings = sum_terms(&row, method, &terms);
+    const int64_t roundings = sum_terms(&row, method, FA_BOUND_TERM_NONE, &terms);
     const double l = fa_ksum_value(&terms.sum);
     const double own = own_error(n);
-    const double lambda = sum_relative_error(&terms, roundings, own);
+    /* A row refused by its bound keeps its exact weights, and lambda NaN makes
+     * every bound of a visible entry NaN: the check never judges them. */
+    double lambda = NAN;
+    const fa_status status = sum_relative_error(&row, &terms, roundings, own, &lambda);
 
     /* p_j = expf(x_j - m) / l with the final m: its own weight, the division
      * and l's error. */
@@ -245,50 +271,77 @@ void fa_softmax_row_reference(const float *x, int64_t n, const fa_softmax_keys *
                                              FA_BOUND_U32 * fabs(max + log_l)) +
                      own * (fabs(max) + fabs(log_l));
     }
+    return status;
 }
 
-void fa_softmax_state_reference(const float *x, const float *v, int64_t n,
-                                const fa_softmax_keys *keys, const fa_softmax_method *method,
-                                fa_softmax_state_ref *state)
+fa_status fa_softmax_state_reference(const float *x, const float *v, int64_t n,
+                                     const fa_softmax_keys *keys, const fa_softmax_method *method,
+                                     fa_softmax_state_ref *state)
+{
+    return fa_softmax_state_reference_without(x, v, n, keys, method, FA_BOUND_TERM_NONE, state);
+}
+
+fa_status fa_softmax_state_reference_without(const float *x, const float *v, int64_t n,
+                                             const fa_softmax_keys *keys,
+                                             const fa_softmax_method *method,
+                                             fa_bound_term omitted, fa_softmax_state_ref *state)
 {
     const fa_softmax_keys all = fa_softmax_all_keys(n);
     const row_view row = {x, v, n, keys != NULL ? keys : &all};
     const double max = row_max(&row);
     const fa_softmax_state_ref poisoned = {NAN, NAN, 0.0, NAN, 0.0};
     const fa_softmax_state_ref empty = {-INFINITY, 0.0, 0.0, 0.0, 0.0};
+    if (omitted != FA_BOUND_TERM_NONE && omitted != FA_BOUND_TERM_MERGE_RISES)
+        return fa_fail(FA_ERR_INVALID_ARGUMENT, "softmax bound: omitted = %d is not a term of this bound",
+                       (int)omitted);
     if (isnan(max) || max == -INFINITY) {
         *state = isnan(max) ? poisoned : empty;
-        return;
+        return FA_OK;
     }
 
     row_terms terms = {.max = max};
-    const int64_t roundings = sum_terms(&row, method, &terms);
+    const int64_t roundings = sum_terms(&row, method, omitted, &terms);
     const double own = own_error(n);
     state->max = max;
     state->sum = fa_ksum_value(&terms.sum);
-    state->sum_bound = sum_relative_error(&terms, roundings, own) * state->sum;
-
-    /* o: each product e_j v_j (or its FMA) rounds once more than l's terms. */
-    const double gamma = fa_gamma((double)roundings + 1.0, FA_BOUND_U32);
-    const double abs_output = fa_ksum_value(&terms.abs_output);
     state->output = fa_ksum_value(&terms.output);
+    /* A refused row keeps its exact state and gets NaN bounds: never judged. */
+    state->sum_bound = state->output_bound = NAN;
+    double lambda, gamma;
+    FA_TRY(sum_relative_error(&row, &terms, roundings, own, &lambda));
+    /* o: each product e_j v_j (or its FMA) rounds once more than l's terms. */
+    FA_TRY(sum_gamma(&row, roundings + 1, &gamma));
+    state->sum_bound = lambda * state->sum;
+    const double abs_output = fa_ksum_value(&terms.abs_output);
     state->output_bound =
         (1.0 + 2.0 * (terms.eta_max + gamma)) *
             (fa_ksum_value(&terms.abs_output_eta) + gamma * abs_output) +
         2.0 * fa_ksum_value(&terms.abs_values) * FA_BOUND_MIN_NORMAL32 + own * abs_output;
+    return FA_OK;
 }
 
-void fa_softmax_rows_reference(const float *x, int64_t batch, int64_t heads, int64_t rows,
-                               int64_t n, fa_mask mask, const int64_t *key_length,
-                               const fa_softmax_method *method, double *p, double *p_bound,
-                               double *lse, double *lse_bound)
+fa_status fa_softmax_rows_reference(const float *x, int64_t batch, int64_t heads, int64_t rows,
+                                    int64_t n, fa_mask mask, const int64_t *key_length,
+                                    const fa_softmax_method *method, double *p, double *p_bound,
+                                    double *lse, double *lse_bound)
 {
-    const int64_t total = batch * heads * rows;
+    static const char op[] = "softmax rows reference";
+    const int64_t row_factors[3] = {batch, heads, rows};
+    const int64_t entry_factors[4] = {batch, heads, rows, n};
+    int64_t total, entries;
+    FA_TRY(fa_ref_elements(op, "batch * heads * rows", row_factors, 3, (int64_t)sizeof(double),
+                           &total));
+    FA_TRY(fa_ref_elements(op, "batch * heads * rows * n", entry_factors, 4,
+                           (int64_t)sizeof(double), &entries));
+    /* Every row is written, a refused one with NaN bounds; the first refusal is returned. */
+    fa_status first = FA_OK;
     for (int64_t r = 0; r < total; ++r) {
         const int64_t b = r / (heads * rows);
         const fa_softmax_keys keys = {mask, r % rows, rows, key_length != NULL ? key_length[b] : n};
-        fa_softmax_row_reference(x + r * n, n, &keys, method, p + r * n, p_bound + r * n,
-                                 lse != NULL ? lse + r : NULL,
-                                 lse_bound != NULL ? lse_bound + r : NULL);
+        const fa_status status = fa_softmax_row_reference(
+            x + r * n, n, &keys, method, p + r * n, p_bound + r * n, lse != NULL ? lse + r : NULL,
+            lse_bound != NULL ? lse_bound + r : NULL);
+        first = first != FA_OK ? first : status;
     }
+    return first;
 }

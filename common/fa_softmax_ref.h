@@ -1,7 +1,7 @@
 /**
  * @file fa_softmax_ref.h
  * @brief Row softmax and log-sum-exp in double precision, with the per-element
- *        bound of an fp32 kernel of a declared method (NUMERICS.md).
+ *        bound of an fp32 kernel of a declared method (docs/numerics.md).
  *
  * For the entries j a row may see: m = max_j x_j, e_j = exp(x_j - m),
  * l = sum_j e_j, p_j = e_j / l, lse = m + ln l. Entries the row may not see
@@ -23,9 +23,14 @@
  * division), and |lse^ - lse| <= (1 + 2 b) (lambda + eps_log |ln l| + u |lse|),
  * b = lambda + eps_log + u. Weights below 2^-126 may be subnormal or flushed,
  * so each term adds an absolute floor, and the double reference adds its own
- * (tiny) error. eps_exp = 5u is the expf budget of NUMERICS.md (2 ulp, one ulp
- * at most 2u, plus the half ulp of the correctly rounded value); logf gets the
- * same 5u.
+ * (tiny) error. eps_exp = 5u is the expf budget of docs/numerics.md (2 ulp, one
+ * ulp at most 2u, plus the half ulp of the correctly rounded value); logf gets
+ * the same 5u.
+ *
+ * gamma_G needs G u < 1: a three-pass row of 2^24 visible entries or more (G =
+ * the entries) has no finite bound and is refused, FA_ERR_UNSUPPORTED, with
+ * NaN bounds so that a check never judges it. An online method keeps G small
+ * (chunk - 1 + updates + 2 levels), so long rows are judged per block.
  */
 #ifndef FA_SOFTMAX_REF_H
 #define FA_SOFTMAX_REF_H
@@ -106,12 +111,16 @@ typedef struct fa_softmax_method {
  * @param lse        receives ln of the row's sum of exp (natural log), or NULL.
  * @param lse_bound  receives the bound on |lse_kernel - lse|, or NULL.
  *
+ * Returns FA_OK, or FA_ERR_UNSUPPORTED when the row has no finite bound
+ * (gamma_G with G u >= 1, see above): p and lse are still the exact values,
+ * every bound of a visible entry and lse_bound are NaN.
+ *
  * Preconditions (not checked): n >= 0; x, p and p_bound non-NULL when n > 0;
  * an online method has lanes and masks as documented in fa_softmax_method.
  */
-void fa_softmax_row_reference(const float *x, int64_t n, const fa_softmax_keys *keys,
-                              const fa_softmax_method *method, double *p, double *p_bound,
-                              double *lse, double *lse_bound);
+fa_status fa_softmax_row_reference(const float *x, int64_t n, const fa_softmax_keys *keys,
+                                   const fa_softmax_method *method, double *p, double *p_bound,
+                                   double *lse, double *lse_bound);
 
 /**
  * fa_softmax_row_reference() for every row of x [batch][heads][rows][n]
@@ -124,11 +133,14 @@ void fa_softmax_row_reference(const float *x, int64_t n, const fa_softmax_keys *
  * @param method      the kernel's method.
  * @param p, p_bound  receive [batch][heads][rows][n].
  * @param lse, lse_bound receive [batch][heads][rows]; either may be NULL.
+ * @return FA_ERR_OVERFLOW, writing nothing, when batch heads rows n doubles
+ *         do not fit a 64-bit byte offset; else every row is written and the
+ *         first row's refusal (fa_softmax_row_reference()) or FA_OK returned.
  */
-void fa_softmax_rows_reference(const float *x, int64_t batch, int64_t heads, int64_t rows,
-                               int64_t n, fa_mask mask, const int64_t *key_length,
-                               const fa_softmax_method *method, double *p, double *p_bound,
-                               double *lse, double *lse_bound);
+fa_status fa_softmax_rows_reference(const float *x, int64_t batch, int64_t heads, int64_t rows,
+                                    int64_t n, fa_mask mask, const int64_t *key_length,
+                                    const fa_softmax_method *method, double *p, double *p_bound,
+                                    double *lse, double *lse_bound);
 
 /**
  * The state an online method holds for a row before its division: the max,
@@ -163,11 +175,26 @@ typedef struct fa_softmax_state_ref {
  * @param method  the kernel's method (see fa_softmax_method).
  * @param state   receives the state and its bounds.
  *
+ * Returns FA_OK, or FA_ERR_UNSUPPORTED when the state has no finite bound
+ * (gamma_(G+1) with (G + 1) u >= 1): the state is still exact, both bounds NaN.
+ *
  * Preconditions (not checked) as fa_softmax_row_reference(); state non-NULL.
  */
-void fa_softmax_state_reference(const float *x, const float *v, int64_t n,
-                                const fa_softmax_keys *keys, const fa_softmax_method *method,
-                                fa_softmax_state_ref *state);
+fa_status fa_softmax_state_reference(const float *x, const float *v, int64_t n,
+                                     const fa_softmax_keys *keys, const fa_softmax_method *method,
+                                     fa_softmax_state_ref *state);
+
+/**
+ * fa_softmax_state_reference() with the term @p omitted (FA_BOUND_TERM_NONE or
+ * FA_BOUND_TERM_MERGE_RISES: the k_j of the merge levels) left out of the
+ * bounds: only for the self-check that the term carries weight
+ * (docs/numerics.md). Never judge a kernel with it. Another term:
+ * FA_ERR_INVALID_ARGUMENT.
+ */
+fa_status fa_softmax_state_reference_without(const float *x, const float *v, int64_t n,
+                                             const fa_softmax_keys *keys,
+                                             const fa_softmax_method *method,
+                                             fa_bound_term omitted, fa_softmax_state_ref *state);
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,12 @@
  * 5. The softmax reference (fa_softmax_ref.h): hand-computable rows, masks,
  *    empty and NaN rows, and its bound covering fp32 emulations of the
  *    three-pass and online methods while rejecting planted errors.
+ * 6. What the check refuses to judge: a bound element that is not a finite
+ *    number >= 0, rows too long (2^23, 2^24 keys) or scores too large for a
+ *    finite bound, sizes whose products overflow; and statistics that keep NaN.
+ * 7. Every term of the bounds carries weight: without the merge rises the
+ *    softmax bound no longer covers an adversarial kernel; the rescale term
+ *    rho of the attention bound is shown dominated, and why.
  *
  *   test_numerics                  run everything, last line "N passed, N failed"
  *   test_numerics --tables FILE    also write the ablation and mutation tables
@@ -33,7 +39,10 @@
 #include "fa_adversarial.h"
 #include "fa_attention_ref.h"
 #include "fa_bound.h"
+#include "fa_bytes.h"
 #include "fa_emulate.h"
+#include "fa_math.h"
+#include "fa_reference.h"
 #include "fa_softmax_ref.h"
 #include "fa_test.h"
 
@@ -267,11 +276,22 @@ typedef struct verdict {
     int64_t above_half;    /* of them, with err > EQUIVALENT_HALF * bound */
 } verdict;
 
+/*
+ * The statistics of this program keep NaN, as the check's do: a NaN ratio
+ * (an element the check refused to judge, a NaN output in a hand-made
+ * comparison) is larger than any number and smaller than any number, so it
+ * can neither hide behind a finite worst nor pass a "<= 1" or "> 10".
+ */
+static double min_nan(double a, double b) { return -fa_max_nan_double(-a, -b); }
+
+/** True when @p ratio replaces @p worst as the worst so far (a NaN does, once). */
+static bool worse(double ratio, double worst) { return isnan(ratio) ? !isnan(worst) : ratio > worst; }
+
 static void verdict_merge(verdict *into, const verdict *v)
 {
-    into->ratio = fmax(into->ratio, v->ratio);
-    into->o_ratio = fmax(into->o_ratio, v->o_ratio);
-    into->lse_ratio = fmax(into->lse_ratio, v->lse_ratio);
+    into->ratio = fa_max_nan_double(into->ratio, v->ratio);
+    into->o_ratio = fa_max_nan_double(into->o_ratio, v->o_ratio);
+    into->lse_ratio = fa_max_nan_double(into->lse_ratio, v->lse_ratio);
     into->nonfinite += v->nonfinite;
     into->elements += v->elements;
     into->above_half += v->above_half;
@@ -336,7 +356,7 @@ static verdict judge(prepared_input *in, const fa_emulation *e, const fa_attn_re
     fa_attention_covers(ref, in->o, in->lse, &o_report, &lse_report);
     v.o_ratio = o_report.worst_ratio;
     v.lse_ratio = lse_report.worst_ratio;
-    v.ratio = fmax(v.o_ratio, v.lse_ratio);
+    v.ratio = fa_max_nan_double(v.o_ratio, v.lse_ratio);
     v.nonfinite = o_report.nonfinite + lse_report.nonfinite;
     const int64_t rows = row_count(ref);
     v.elements = rows * (ref->dim + 1);
@@ -607,8 +627,9 @@ static void test_bound_no_keys(fa_tests *t)
     double weight[1] = {0.0}, scratch[FA_BOUND_SCRATCH_PER_KEY] = {0.0};
     fa_bound_row_terms terms = {.diff_weight = weight, .abs_weight = weight, .o_weight = -1.0,
                                 .o_floor = -1.0, .lse_bound = -1.0, .rises = -1};
-    fa_bound_row(&DEFINITION, &row, scratch, &terms);
-    FA_EXPECT(t, terms.o_weight == 0.0 && terms.o_floor == 0.0 && terms.lse_bound == 0.0 && terms.rises == 0,
+    const fa_status status = fa_bound_row(&DEFINITION, &row, scratch, &terms);
+    FA_EXPECT(t, status == FA_OK && terms.o_weight == 0.0 && terms.o_floor == 0.0 && terms.lse_bound == 0.0 &&
+                     terms.rises == 0,
               "no keys, block_n = 0: zero terms (o_weight %g, o_floor %g, lse_bound %g, rises %lld)",
               terms.o_weight, terms.o_floor, terms.lse_bound, (long long)terms.rises);
 }
@@ -794,7 +815,7 @@ static void test_coverage(fa_tests *t, const fa_attn_method *method, const char 
         const verdict a = judge_adversarial(&in, method, &in.kernel_ref);
         FA_EXPECT(t, v.ratio <= 1.0 && a.ratio <= 1.0, "%s on '%s': err/bound %g (nearest), %g (adversarial)",
                   name, INPUT_NAMES[id], v.ratio, a.ratio);
-        if (fmax(v.ratio, a.ratio) > fmax(nearest.ratio, adversarial.ratio))
+        if (worse(fa_max_nan_double(v.ratio, a.ratio), fa_max_nan_double(nearest.ratio, adversarial.ratio)))
             worst_input = (input_id)id;
         verdict_merge(&nearest, &v);
         verdict_merge(&adversarial, &a);
@@ -856,7 +877,7 @@ static void test_ablation(fa_tests *t, table *tables)
             verdict v = judge(&in, &e, &declared);
             const verdict a = judge_adversarial(&in, &full, &declared);
             verdict_merge(&v, &a);
-            if (v.ratio > worst[r].ratio)
+            if (worse(v.ratio, worst[r].ratio))
                 worst_at[r] = inputs[k];
             verdict_merge(&worst[r], &v);
             if (inputs[k] == rows[r].exposing)
@@ -873,7 +894,7 @@ static void test_ablation(fa_tests *t, table *tables)
         else
             FA_EXPECT(t, worst[r].ratio <= 1.0, "declaring %s must cover the kernel (worst %g on '%s')",
                       rows[r].declared, worst[r].ratio, INPUT_NAMES[worst_at[r]]);
-        const bool fails = worst[r].ratio > 1.0;
+        const bool fails = !(worst[r].ratio <= 1.0);
         table_add(tables, "| %s | %s | %s | %s | %s |", rows[r].declared,
                   format_ratio(worst[r].o_ratio, x, sizeof x), format_ratio(worst[r].lse_ratio, y, sizeof y),
                   INPUT_NAMES[worst_at[r]], fails ? "rejected" : "covered");
@@ -965,7 +986,7 @@ static void test_mutation_suite(fa_tests *t, table *variant_rows, table *mutant_
                                                          : judge(&inputs[id], &var->emulation, ref);
             if (own_declaration)
                 fa_attn_reference_free(&declared_ref);
-            if (v.ratio > on_all.ratio)
+            if (worse(v.ratio, on_all.ratio))
                 worst_input = (input_id)id;
             verdict_merge(&on_all, &v);
             if (is_exposing_input((input_id)id))
@@ -1139,61 +1160,84 @@ static void test_softmax_reference_classics(fa_tests *t)
               r.p[2]);
 }
 
-/** The fp32 state of an online softmax: running max and sum. */
+/** The fp32 state of an online softmax: running max, sum, and output against one value column. */
 typedef struct softmax_state {
-    float max, sum;
+    float max, sum, output;
 } softmax_state;
 
 /** The running max subtracted inside expf, guarded so that -inf - -inf never happens. */
 static float softmax_offset(float max) { return max == -INFINITY ? 0.0f : max; }
 
-/** Merges @p b into @p a; @p rescale false plants the missing-rescale bug. */
-static softmax_state softmax_merge(softmax_state a, softmax_state b, bool rescale)
+/** expf, rounded to nearest (@p direction 0) or pushed 2 ulp by the adversary (+-1). */
+static float softmax_exp(float arg, int direction)
 {
-    const float max = fmaxf(a.max, b.max);
-    const float scale_a = rescale ? expf(a.max - softmax_offset(max)) : 1.0f;
-    const float scale_b = rescale ? expf(b.max - softmax_offset(max)) : 1.0f;
-    const softmax_state merged = {max, a.sum * scale_a + b.sum * scale_b};
+    return direction == 0 ? expf(arg) : fa_emulate_expf(arg, direction);
+}
+
+/** Merges @p b into @p a; @p rescale false plants the missing-rescale bug. */
+static softmax_state softmax_merge(softmax_state a, softmax_state b, bool rescale, int direction)
+{
+    const float max = fa_max_nan(a.max, b.max);
+    const float scale_a = rescale ? softmax_exp(a.max - softmax_offset(max), direction) : 1.0f;
+    const float scale_b = rescale ? softmax_exp(b.max - softmax_offset(max), direction) : 1.0f;
+    const softmax_state merged = {max, a.sum * scale_a + b.sum * scale_b,
+                                  a.output * scale_a + b.output * scale_b};
     return merged;
 }
 
 /**
- * An fp32 kernel of @p m on row x [n], every entry visible: the three-pass
- * softmax, or lanes folding chunks then merged along the masks. @p rescale
- * false forgets the correction factor of the sums.
+ * The fp32 state of a kernel of @p m folding row x [n] (every entry visible)
+ * and values v [n] (or NULL): the three-pass max and sum, or lanes folding
+ * chunks then merged along the masks. @p rescale false forgets the correction
+ * factor of the sums; @p direction pushes every expf (see softmax_exp()).
  */
+static softmax_state softmax_fold(const float *x, const float *v, int64_t n, const fa_softmax_method *m,
+                                  bool rescale, int direction)
+{
+    softmax_state total = {-INFINITY, 0.0f, 0.0f};
+    if (m->chunk == 0) {
+        for (int64_t j = 0; j < n; j++)
+            total.max = fa_max_nan(total.max, x[j]);
+        for (int64_t j = 0; j < n; j++) {
+            const float weight = softmax_exp(x[j] - total.max, direction);
+            total.sum += weight;
+            total.output += v != NULL ? weight * v[j] : 0.0f;
+        }
+        return total;
+    }
+    softmax_state lanes[FA_SOFTMAX_MAX_LANES];
+    const int64_t stride = (int64_t)m->lanes * m->chunk;
+    for (int lane = 0; lane < m->lanes; lane++) {
+        softmax_state state = {-INFINITY, 0.0f, 0.0f};
+        for (int64_t base = lane; base < n; base += stride) {
+            softmax_state update = {-INFINITY, 0.0f, 0.0f};
+            for (int64_t i = 0; i < m->chunk && base + i * m->lanes < n; i++)
+                update.max = fa_max_nan(update.max, x[base + i * m->lanes]);
+            for (int64_t i = 0; i < m->chunk && base + i * m->lanes < n; i++) {
+                const int64_t j = base + i * m->lanes;
+                const float weight = softmax_exp(x[j] - softmax_offset(update.max), direction);
+                update.sum += weight;
+                update.output += v != NULL ? weight * v[j] : 0.0f;
+            }
+            state = softmax_merge(state, update, rescale, direction);
+        }
+        lanes[lane] = state;
+    }
+    for (int level = 0; level < m->merge_levels; level++) {
+        softmax_state merged[FA_SOFTMAX_MAX_LANES];
+        for (int lane = 0; lane < m->lanes; lane++)
+            merged[lane] = softmax_merge(lanes[lane], lanes[lane ^ m->merge_masks[level]], rescale,
+                                         direction);
+        memcpy(lanes, merged, sizeof(softmax_state) * (size_t)m->lanes);
+    }
+    return lanes[0];
+}
+
+/** softmax_fold() rounded to nearest, then p = expf(x - m) / l and lse = m + logf(l). */
 static void softmax_emulate(const float *x, int64_t n, const fa_softmax_method *m, bool rescale,
                             float *p, float *lse)
 {
-    softmax_state total = {-INFINITY, 0.0f};
-    if (m->chunk == 0) {
-        for (int64_t j = 0; j < n; j++)
-            total.max = fmaxf(total.max, x[j]);
-        for (int64_t j = 0; j < n; j++)
-            total.sum += expf(x[j] - total.max);
-    } else {
-        softmax_state lanes[FA_SOFTMAX_MAX_LANES];
-        const int64_t stride = (int64_t)m->lanes * m->chunk;
-        for (int lane = 0; lane < m->lanes; lane++) {
-            softmax_state state = {-INFINITY, 0.0f};
-            for (int64_t base = lane; base < n; base += stride) {
-                softmax_state update = {-INFINITY, 0.0f};
-                for (int64_t i = 0; i < m->chunk && base + i * m->lanes < n; i++)
-                    update.max = fmaxf(update.max, x[base + i * m->lanes]);
-                for (int64_t i = 0; i < m->chunk && base + i * m->lanes < n; i++)
-                    update.sum += expf(x[base + i * m->lanes] - update.max);
-                state = softmax_merge(state, update, rescale);
-            }
-            lanes[lane] = state;
-        }
-        for (int level = 0; level < m->merge_levels; level++) {
-            softmax_state merged[FA_SOFTMAX_MAX_LANES];
-            for (int lane = 0; lane < m->lanes; lane++)
-                merged[lane] = softmax_merge(lanes[lane], lanes[lane ^ m->merge_masks[level]], rescale);
-            memcpy(lanes, merged, sizeof(softmax_state) * (size_t)m->lanes);
-        }
-        total = lanes[0];
-    }
+    const softmax_state total = softmax_fold(x, NULL, n, m, rescale, 0);
     for (int64_t j = 0; j < n; j++)
         p[j] = expf(x[j] - total.max) / total.sum;
     *lse = total.max + logf(total.sum);
@@ -1205,7 +1249,7 @@ static double softmax_worst_ratio(const float *p, float lse, const double *want,
 {
     double worst = fabs((double)lse - want_lse) / lse_bound;
     for (int64_t j = 0; j < n; j++)
-        worst = fmax(worst, fabs((double)p[j] - want[j]) / bound[j]);
+        worst = fa_max_nan_double(worst, fabs((double)p[j] - want[j]) / bound[j]);
     return worst;
 }
 
@@ -1238,7 +1282,7 @@ static void test_softmax_reference_bound(fa_tests *t)
             fa_softmax_row_reference(x, n, NULL, &methods[k], want, bound, &lse, &lse_bound);
             float got_lse;
             softmax_emulate(x, n, &methods[k], true, p, &got_lse);
-            covered = fmax(covered, softmax_worst_ratio(p, got_lse, want, bound, lse, lse_bound, n));
+            covered = fa_max_nan_double(covered, softmax_worst_ratio(p, got_lse, want, bound, lse, lse_bound, n));
 
             /* The planted error goes on the largest weight, where it is not a rounding. */
             int64_t top = 0;
@@ -1246,15 +1290,15 @@ static void test_softmax_reference_bound(fa_tests *t)
                 top = want[j] > want[top] ? j : top;
             const float kept = p[top];
             p[top] = kept * (1.0f + 0x1p-6f);
-            planted = fmin(planted, fabs((double)p[top] - want[top]) / bound[top]);
+            planted = min_nan(planted, fabs((double)p[top] - want[top]) / bound[top]);
             p[top] = kept;
             float max = x[0];
             for (int64_t j = 1; j < n; j++)
-                max = fmaxf(max, x[j]);
-            no_max = fmin(no_max, fabs((double)(got_lse - max) - lse) / lse_bound);
+                max = fa_max_nan(max, x[j]);
+            no_max = min_nan(no_max, fabs((double)(got_lse - max) - lse) / lse_bound);
             if (methods[k].chunk > 0 && (double)n > (double)methods[k].chunk * methods[k].lanes) {
                 softmax_emulate(x, n, &methods[k], false, p, &got_lse);
-                no_rescale = fmin(no_rescale, softmax_worst_ratio(p, got_lse, want, bound, lse,
+                no_rescale = min_nan(no_rescale, softmax_worst_ratio(p, got_lse, want, bound, lse,
                                                                   lse_bound, n));
             }
         }
@@ -1300,19 +1344,19 @@ static void test_softmax_state_reference(fa_tests *t)
         for (int rescale = 1; rescale >= 0; rescale--) {
             float m = -INFINITY, l = 0.0f, o = 0.0f;
             for (int64_t j = 0; j < STATE_N; j++) {
-                const float max = fmaxf(m, x[j]);
+                const float max = fa_max_nan(m, x[j]);
                 const float alpha = rescale ? expf(m - max) : 1.0f;
                 const float weight = expf(x[j] - max);
                 l = fmaf(alpha, l, weight);
                 o = fmaf(alpha, o, weight * v[j]);
                 m = max;
             }
-            const double ratio = fmax(fabs((double)l - ref.sum) / ref.sum_bound,
+            const double ratio = fa_max_nan_double(fabs((double)l - ref.sum) / ref.sum_bound,
                                       fabs((double)o - ref.output) / ref.output_bound);
             if (rescale)
-                covered = fmax(covered, (double)m == ref.max ? ratio : INFINITY);
+                covered = fa_max_nan_double(covered, (double)m == ref.max ? ratio : INFINITY);
             else
-                no_rescale = fmin(no_rescale, ratio);
+                no_rescale = min_nan(no_rescale, ratio);
         }
     }
     FA_EXPECT(t, covered <= 1.0, "state: the bound covers the fp32 online fold (err/bound %.3g)",
@@ -1320,6 +1364,488 @@ static void test_softmax_state_reference(fa_tests *t)
     FA_EXPECT(t, no_rescale > 10.0,
               "state: a fold without its correction factor is rejected (err/bound %.3g)",
               no_rescale);
+}
+
+
+/* ---- 6. what the check refuses to judge -------------------------------------------------- */
+
+/*
+ * A bound element that is inf covers any output, a NaN one none, a negative
+ * one is no bound either: where the reference is finite the check refuses to
+ * judge. Not covered, status FA_ERR_INVALID_ARGUMENT with a message, the
+ * element's err/bound NaN, and worst_ratio NaN even when a larger finite ratio
+ * follows (fa_max_nan_double()). Where the reference is NaN the comparison is
+ * exact and the bound is not read.
+ */
+static void test_check_refuses_non_bounds(fa_tests *t)
+{
+    const double ref[2] = {0.0, 1.0};
+    const float out[2] = {1e30f, 1.0f};
+    const double non_bounds[3] = {INFINITY, NAN, -1.0};
+    const fa_shape shape = fa_shape_1d(2);
+    fa_check_report report;
+    for (int k = 0; k < 3; k++) {
+        const double bound[2] = {non_bounds[k], 0.5};
+        fa_clear_error();
+        const bool covered = fa_check_covers(out, ref, bound, 2, &report);
+        char line[256];
+        fa_check_describe(&report, &shape, line, sizeof line);
+        FA_EXPECT(t, !covered && report.status == FA_ERR_INVALID_ARGUMENT && report.invalid_bounds == 1 &&
+                         report.invalid.index == 0 && report.uncovered == 1 && isnan(report.worst_ratio) &&
+                         report.worst_index == 0 &&
+                         strstr(fa_last_error(), "a bound is a finite number >= 0") != NULL &&
+                         strstr(line, "not judged: the bound at (i 0)") != NULL,
+                  "bound %g: covered %d, status %s, worst err/bound %g at %lld; %s; %s", non_bounds[k],
+                  (int)covered, fa_status_name(report.status), report.worst_ratio,
+                  (long long)report.worst_index, fa_last_error(), line);
+    }
+    /* A NaN ratio replaces a finite worst, and stays the worst when a ratio of 100 follows. */
+    const float first[2] = {0.25f, 1.0f}, later[2] = {0.0f, 101.0f};
+    const double first_bound[2] = {0.5, NAN}, later_bound[2] = {NAN, 1.0};
+    fa_check_covers(first, ref, first_bound, 2, &report);
+    FA_EXPECT(t, isnan(report.worst_ratio) && report.worst_index == 1,
+              "a NaN err/bound after 0.5 is the worst (worst %g at %lld)", report.worst_ratio,
+              (long long)report.worst_index);
+    fa_check_covers(later, ref, later_bound, 2, &report);
+    FA_EXPECT(t, isnan(report.worst_ratio) && report.worst_index == 0 && report.uncovered == 2,
+              "a NaN err/bound is not replaced by a later 100 (worst %g at %lld)", report.worst_ratio,
+              (long long)report.worst_index);
+    const double nan_ref = NAN, nan_bound = NAN;
+    const float nan_out = NAN;
+    const bool covered = fa_check_covers(&nan_out, &nan_ref, &nan_bound, 1, &report);
+    FA_EXPECT(t, covered && report.status == FA_OK,
+              "a NaN reference is compared exactly, its bound not read (covered %d, status %s)",
+              (int)covered, fa_status_name(report.status));
+}
+
+/*
+ * The statistics of the checks keep NaN: the worst ratio of a softmax row with
+ * a NaN weight is NaN and fails "<= 1"; a verdict merged with a NaN ratio
+ * stays NaN; the smallest of ratios that hold a NaN is NaN and fails "> 10";
+ * a NaN is the worst once, then stays. fmax and fmin would drop each NaN.
+ */
+static void test_statistics_keep_nan(fa_tests *t)
+{
+    const float p[2] = {0.5f, NAN};
+    const double want[2] = {0.5, 0.5}, bound[2] = {1e-6, 1e-6};
+    const double worst = softmax_worst_ratio(p, 0.0f, want, bound, 0.0, 1e-6, 2);
+    FA_EXPECT(t, isnan(worst) && !(worst <= 1.0), "a NaN weight: worst err/bound %g, must not pass <= 1",
+              worst);
+    verdict into = {.ratio = 0.5, .o_ratio = 0.5, .lse_ratio = 0.5};
+    const verdict with_nan = {.ratio = NAN, .o_ratio = NAN, .lse_ratio = 0.25};
+    const verdict finite = {.ratio = 7.0, .o_ratio = 7.0, .lse_ratio = 0.25};
+    verdict_merge(&into, &with_nan);
+    verdict_merge(&into, &finite);
+    FA_EXPECT(t, isnan(into.ratio) && isnan(into.o_ratio) && into.lse_ratio == 0.5,
+              "verdict_merge keeps a NaN ratio (ratio %g, o %g, lse %g)", into.ratio, into.o_ratio,
+              into.lse_ratio);
+    const double smallest = min_nan(min_nan(20.0, NAN), 30.0);
+    FA_EXPECT(t, isnan(smallest) && !(smallest > MUTANT_MIN_RATIO) && min_nan(20.0, 30.0) == 20.0,
+              "the smallest of 20, NaN, 30 is NaN (got %g)", smallest);
+    FA_EXPECT(t, worse(NAN, 1.0) && !worse(2.0, NAN) && !worse(NAN, NAN) && worse(2.0, 1.0),
+              "a NaN ratio is the worst once, then stays");
+}
+
+/*
+ * The emulation's maxima keep NaN as the kernels' do. Causal row 64 sees keys
+ * 0..64; with blocks of 64, key 64 is the only allowed key of block 1. A NaN
+ * in k_64 makes the row NaN in the reference; a block max taken with fmaxf
+ * would be -inf, the block skipped as fully masked, and the "correct" kernel
+ * would give a finite row the check rejects.
+ */
+static void test_emulation_keeps_nan_max(fa_tests *t)
+{
+    enum { NAN_ROWS = 70, NAN_DIM = 4, NAN_KEY = 64 };
+    const fa_case_shape shape = {.batch = 1, .heads_q = 1, .heads_kv = 1, .nq = NAN_ROWS, .nk = NAN_ROWS,
+                                 .head_dim = NAN_DIM, .mask = FA_MASK_CAUSAL_TOP_LEFT, .dtype = FA_F32};
+    fa_attn_case c;
+    fa_rng rng;
+    fa_rng_seed(&rng, SEED, 3000);
+    if (!FA_EXPECT(t, fa_case_create(&c, &shape) == FA_OK, "%s", fa_last_error()))
+        return;
+    fa_case_fill_scores(&c, 1.0, &rng);
+    fa_case_fill_values(&c, 0.0, &rng);
+    fa_case_set(&c, FA_CASE_K, 0, 0, NAN_KEY, 0, NAN);
+    const fa_attn_method m = {.block_n = NAN_KEY};
+    fa_attn_reference r;
+    float o[NAN_ROWS * NAN_DIM], lse[NAN_ROWS];
+    const fa_emulation e = {.method = m};
+    if (FA_EXPECT(t, fa_attention_reference(&c.problem, &m, &r) == FA_OK &&
+                         fa_emulate_attention(&c.problem, &e, o, lse) == FA_OK,
+                  "%s", fa_last_error())) {
+        fa_check_report ro, rl;
+        const bool covered = fa_attention_covers(&r, o, lse, &ro, &rl);
+        FA_EXPECT(t, covered && isnan(o[NAN_KEY * NAN_DIM]) && isfinite(o[(NAN_KEY - 1) * NAN_DIM]),
+                  "a NaN key alone in its block poisons row %d: o = %g, want %g (%lld uncovered)", NAN_KEY,
+                  (double)o[NAN_KEY * NAN_DIM], r.o[NAN_KEY * NAN_DIM], (long long)ro.uncovered);
+        fa_attn_reference_free(&r);
+    }
+    fa_case_free(&c);
+}
+
+/** A one-row problem of @p nk keys, D = 1, scale 1, fp32: s_j = q k_j, reading k and v. */
+static fa_attn_problem one_row_problem(const float *q, const float *k, const float *v, int64_t nk)
+{
+    return (fa_attn_problem){.batch = 1, .heads_q = 1, .heads_kv = 1, .nq = 1, .nk = nk, .head_dim = 1,
+                             .scale = 1.0, .mask = FA_MASK_NONE, .q = fa_view_bhnd(q, FA_F32, 1, 1, 1),
+                             .k = fa_view_bhnd(k, FA_F32, 1, nk, 1), .v = fa_view_bhnd(v, FA_F32, 1, nk, 1)};
+}
+
+/*
+ * An attention bound that is not finite is refused, never handed to the check.
+ * The definition (fp32 P, one block) has gamma_(N-1) for l and gamma_(N+1)
+ * for P.V: 2^23 keys is the longest row accepted (gamma_l < 1), 2^23 + 1 the
+ * shortest refused (n u = 1/2: 1 - gamma_l, which divides the bound, is 0),
+ * and at 2^24 keys gamma_(N+1) itself is infinite. A real problem of 2^24
+ * keys (k of 64 MiB, v the same array) is refused before anything is
+ * allocated; a row whose scores reach 2^25 (u |s| = 2, so a weight's relative
+ * error expm1(eta) exceeds 1) is refused with its coordinate; a described row
+ * with a NaN max or a +inf score is an invalid argument.
+ */
+static void test_bound_refuses_long_rows(fa_tests *t)
+{
+    const int64_t half = (int64_t)1 << 23, full = (int64_t)1 << 24;
+    FA_EXPECT(t, fa_bound_row_supported(&DEFINITION, half, HEAD_DIM) == FA_OK, "2^23 keys: %s",
+              fa_last_error());
+    fa_status status = fa_bound_row_supported(&DEFINITION, half + 1, HEAD_DIM);
+    FA_EXPECT(t, status == FA_ERR_UNSUPPORTED && strstr(fa_last_error(), "n*u >= 1/2) for l") != NULL,
+              "2^23 + 1 keys: %s: %s", fa_status_name(status), fa_last_error());
+    status = fa_bound_row_supported(&DEFINITION, full, HEAD_DIM);
+    FA_EXPECT(t, status == FA_ERR_UNSUPPORTED &&
+                     strstr(fa_last_error(), "gamma_n with n*u >= 1 for P.V (n = 16777217") != NULL,
+              "2^24 keys: %s: %s", fa_status_name(status), fa_last_error());
+    status = fa_bound_row_supported(&FA2_METHOD, full, HEAD_DIM);
+    FA_EXPECT(t, status == FA_ERR_UNSUPPORTED, "FlashAttention-2's methods, 2^24 keys: %s",
+              fa_last_error());
+    status = fa_bound_row_supported(&DEFINITION, 1, full);
+    FA_EXPECT(t, status == FA_ERR_UNSUPPORTED && strstr(fa_last_error(), "q.k dot product") != NULL,
+              "head_dim 2^24: %s", fa_last_error());
+
+    float *k = calloc((size_t)full, sizeof(float));
+    const float q = 1.0f;
+    if (FA_EXPECT(t, k != NULL, "no memory for 2^24 keys")) {
+        const int64_t lengths[2] = {half + 1, full};
+        for (int c = 0; c < 2; c++) {
+            const fa_attn_problem p = one_row_problem(&q, k, k, lengths[c]);
+            fa_attn_reference r;
+            status = fa_attention_reference(&p, &DEFINITION, &r);
+            FA_EXPECT(t, status == FA_ERR_UNSUPPORTED && r.o == NULL && r.o_bound == NULL &&
+                             strstr(fa_last_error(), "gamma_n") != NULL,
+                      "a row of %lld keys: %s: %s", (long long)lengths[c], fa_status_name(status),
+                      fa_last_error());
+            fa_attn_reference_free(&r);
+        }
+        free(k);
+    }
+
+    const float big_q = 0x1p13f, big_k = 0x1p12f, one = 1.0f;
+    const fa_attn_problem big = one_row_problem(&big_q, &big_k, &one, 1);
+    fa_attn_reference r;
+    status = fa_attention_reference(&big, &DEFINITION, &r);
+    FA_EXPECT(t, status == FA_ERR_UNSUPPORTED && r.o == NULL &&
+                     strstr(fa_last_error(), "(batch 0, head 0, row 0)") != NULL &&
+                     strstr(fa_last_error(), "H = expm1(eta_j)") != NULL,
+              "a score of 2^25: %s: %s", fa_status_name(status), fa_last_error());
+
+    const double score[2] = {0.0, INFINITY}, abs_dot[2] = {0.0, 1.0};
+    double weights[2], scratch[2 * FA_BOUND_SCRATCH_PER_KEY];
+    fa_bound_row_terms terms = {.diff_weight = weights, .abs_weight = weights};
+    const fa_bound_row_input nan_max = {.keys = 1, .score = score, .abs_dot = abs_dot, .scale = 1.0,
+                                        .head_dim = 1, .max = NAN, .sum = 1.0};
+    const fa_bound_row_input inf_score = {.keys = 2, .score = score, .abs_dot = abs_dot, .scale = 1.0,
+                                          .head_dim = 1, .max = 0.0, .sum = 1.0};
+    FA_EXPECT(t, fa_bound_row(&DEFINITION, &nan_max, scratch, &terms) == FA_ERR_INVALID_ARGUMENT &&
+                     fa_bound_row(&DEFINITION, &inf_score, scratch, &terms) == FA_ERR_INVALID_ARGUMENT &&
+                     strstr(fa_last_error(), "key 1") != NULL,
+              "a row with a NaN max or a +inf score has no bound: %s", fa_last_error());
+}
+
+/*
+ * The softmax bound's gamma_G needs G u < 1. A row of 2^24 + 1 zeros (64 MiB,
+ * l = 2^24 + 1 exactly): the three-pass state (G = the terms) is refused with
+ * its exact value and NaN bounds, which the check then refuses to judge even
+ * for l = 0; the same row folded in chunks of 64 (G = 63 + updates) has a
+ * finite bound that covers the float nearest l. The three-pass row reference
+ * at its boundary: 2^24 - 1 visible entries have a finite bound, 2^24 none.
+ */
+static void test_softmax_refuses_long_rows(fa_tests *t)
+{
+    const int64_t full = (int64_t)1 << 24, n = full + 1;
+    float *x = calloc((size_t)n, sizeof(float));
+    double *p = malloc((size_t)full * sizeof(double)), *p_bound = malloc((size_t)full * sizeof(double));
+    if (!FA_EXPECT(t, x != NULL && p != NULL && p_bound != NULL, "no memory for a row of 2^24 + 1")) {
+        free(x), free(p), free(p_bound);
+        return;
+    }
+    const fa_softmax_method three_pass = {0}, chunks = {64, 1, 0, NULL};
+    fa_softmax_state_ref ref;
+    fa_status status = fa_softmax_state_reference(x, NULL, n, NULL, &three_pass, &ref);
+    FA_EXPECT(t, status == FA_ERR_UNSUPPORTED && ref.sum == (double)n && isnan(ref.sum_bound) &&
+                     strstr(fa_last_error(), "gamma_n with n*u >= 1") != NULL,
+              "three passes over 2^24 + 1 entries: %s (l %.17g, bound %g): %s", fa_status_name(status),
+              ref.sum, ref.sum_bound, fa_last_error());
+    const float wrong = 0.0f, nearest = (float)n;
+    fa_check_report report;
+    const bool covered = fa_check_covers(&wrong, &ref.sum, &ref.sum_bound, 1, &report);
+    FA_EXPECT(t, !covered && report.status == FA_ERR_INVALID_ARGUMENT,
+              "l = 0 against a NaN bound: not judged (covered %d)", (int)covered);
+    status = fa_softmax_state_reference(x, NULL, n, NULL, &chunks, &ref);
+    FA_EXPECT(t, status == FA_OK && isfinite(ref.sum_bound) &&
+                     fa_check_covers(&nearest, &ref.sum, &ref.sum_bound, 1, NULL),
+              "chunks of 64 over 2^24 + 1 entries: %s, l %.17g within %g", fa_status_name(status), ref.sum,
+              ref.sum_bound);
+
+    fa_softmax_keys keys = {FA_MASK_NONE, 0, 1, full - 1};
+    double lse, lse_bound;
+    status = fa_softmax_row_reference(x, full, &keys, &three_pass, p, p_bound, &lse, &lse_bound);
+    FA_EXPECT(t, status == FA_OK && isfinite(p_bound[0]) && isfinite(lse_bound) && p_bound[full - 1] == 0.0,
+              "2^24 - 1 visible entries: %s, bounds %g, %g", fa_status_name(status), p_bound[0], lse_bound);
+    keys.length = full;
+    status = fa_softmax_row_reference(x, full, &keys, &three_pass, p, p_bound, &lse, &lse_bound);
+    FA_EXPECT(t, status == FA_ERR_UNSUPPORTED && p[0] == 0x1p-24 && isnan(p_bound[0]) &&
+                     isnan(p_bound[full - 1]) && isnan(lse_bound) && lse == 24.0 * log(2.0),
+              "2^24 visible entries: %s, p %g, bounds %g, %g", fa_status_name(status), p[0], p_bound[0],
+              lse_bound);
+    status = fa_softmax_rows_reference(x, 1, 1, 1, full, FA_MASK_NONE, NULL, &three_pass, p, p_bound,
+                                       NULL, NULL);
+    FA_EXPECT(t, status == FA_ERR_UNSUPPORTED, "the rows reference returns the refusal: %s",
+              fa_status_name(status));
+    free(x), free(p), free(p_bound);
+}
+
+/*
+ * Every reference checks its own size products. At the limit of 2^60 - 1
+ * doubles (fa_max_elements(8)): the largest output accepted reaches malloc
+ * (FA_ERR_OUT_OF_MEMORY), one more is FA_ERR_OVERFLOW naming the product.
+ * Before the checks, 2^32 x 2^32 rows wrapped to an empty reference that
+ * "covered" anything. Where a function writes caller arrays, the refused size
+ * is tested (nothing written), and the accepted one where nothing is read.
+ */
+static void test_size_overflow(fa_tests *t)
+{
+    const int64_t doubles = fa_max_elements((int64_t)sizeof(double));
+    const int64_t floats = fa_max_elements((int64_t)sizeof(float));
+    int64_t count;
+    const int64_t at_limit[2] = {(int64_t)1 << 30, ((int64_t)1 << 30) - 1}, past[2] = {(int64_t)1 << 30,
+                                                                                        (int64_t)1 << 30};
+    FA_EXPECT(t, fa_ref_elements("t", "n", &doubles, 1, 8, &count) == FA_OK && count == doubles &&
+                     fa_ref_elements("t", "a * b", at_limit, 2, 8, &count) == FA_OK &&
+                     fa_ref_elements("t", "a * b", past, 2, 8, &count) == FA_ERR_OVERFLOW &&
+                     strstr(fa_last_error(), "a * b = 1073741824 x 1073741824 elements of 8 bytes") != NULL,
+              "fa_ref_elements at 2^60 - 1 and 2^60 doubles: %s", fa_last_error());
+
+    const float zero = 0.0f;
+    fa_attn_problem p = one_row_problem(&zero, &zero, &zero, 1);
+    fa_attn_reference r;
+    p.nq = doubles;
+    p.q = fa_view_bhnd(&zero, FA_F32, 1, p.nq, 1);
+    fa_status status = fa_attention_reference(&p, &DEFINITION, &r);
+    FA_EXPECT(t, status == FA_ERR_OUT_OF_MEMORY, "attention reference, 2^60 - 1 outputs: %s: %s",
+              fa_status_name(status), fa_last_error());
+    p.nq = doubles + 1;
+    p.q = fa_view_bhnd(&zero, FA_F32, 1, p.nq, 1);
+    status = fa_attention_reference(&p, &DEFINITION, &r);
+    FA_EXPECT(t, status == FA_ERR_OVERFLOW && strstr(fa_last_error(), "batch * heads_q * nq =") != NULL,
+              "attention reference, 2^60 rows: %s: %s", fa_status_name(status), fa_last_error());
+    p.nq = p.head_dim = (int64_t)1 << 30; /* 2^30 rows of 2^30 columns */
+    p.q = fa_view_bhnd(&zero, FA_F32, 1, p.nq, p.head_dim);
+    status = fa_attention_reference(&p, &DEFINITION, &r);
+    FA_EXPECT(t, status == FA_ERR_OVERFLOW &&
+                     strstr(fa_last_error(), "batch * heads_q * nq * head_dim") != NULL,
+              "attention reference, 2^60 outputs: %s: %s", fa_status_name(status), fa_last_error());
+    p = one_row_problem(&zero, &zero, &zero, 1);
+    p.batch = p.heads_q = (int64_t)1 << 32;
+    p.heads_kv = 1;
+    status = fa_attention_reference(&p, &DEFINITION, &r);
+    FA_EXPECT(t, status == FA_ERR_OVERFLOW && r.o == NULL &&
+                     strstr(fa_last_error(), "batch * heads_q * nq =") != NULL,
+              "attention reference, 2^32 x 2^32 rows: %s: %s", fa_status_name(status), fa_last_error());
+
+    fa_tensor_view view = fa_view_bhnd(&zero, FA_F32, 1, 1, 1);
+    view.stride_batch = floats - 1;
+    const fa_status last_ok = fa_view_require_extent("t", "q", &view, 2, 1, 1, 1);
+    view.stride_batch = floats;
+    status = fa_view_require_extent("t", "q", &view, 2, 1, 1, 1);
+    FA_EXPECT(t, last_ok == FA_OK && status == FA_ERR_OVERFLOW && strstr(fa_last_error(), "q of [2][1][1][1]"),
+              "a view whose last element is 2^61 - 2, then 2^61 - 1 floats: %s: %s",
+              fa_status_name(last_ok), fa_last_error());
+
+    /* The emulation accepts what the reference accepts: Nk 6 doubles of scratch bind first. */
+    const int64_t nk_most = doubles / FA_BOUND_SCRATCH_PER_KEY;
+    float o[1], lse[1];
+    const fa_emulation e = {.method = DEFINITION};
+    p = one_row_problem(&zero, &zero, &zero, nk_most);
+    status = fa_emulate_attention(&p, &e, o, lse);
+    FA_EXPECT(t, status == FA_ERR_OUT_OF_MEMORY, "emulation, Nk = %lld: %s: %s", (long long)nk_most,
+              fa_status_name(status), fa_last_error());
+    p = one_row_problem(&zero, &zero, &zero, nk_most + 1);
+    status = fa_emulate_attention(&p, &e, o, lse);
+    FA_EXPECT(t, status == FA_ERR_OVERFLOW && strstr(fa_last_error(), "nk * FA_BOUND_SCRATCH_PER_KEY") != NULL,
+              "emulation, Nk = %lld: %s: %s", (long long)nk_most + 1, fa_status_name(status),
+              fa_last_error());
+
+    /* A case of 3 B fp32 elements: B = (2^61 - 1) / 3 is the largest accepted. */
+    fa_case_shape shape = {.batch = floats / 3, .heads_q = 1, .heads_kv = 1, .nq = 1, .nk = 1,
+                           .head_dim = FA_CASE_MIN_HEAD_DIM, .dtype = FA_F32};
+    fa_attn_case c;
+    status = fa_case_create(&c, &shape);
+    FA_EXPECT(t, status == FA_ERR_OUT_OF_MEMORY, "case of batch %lld: %s: %s", (long long)shape.batch,
+              fa_status_name(status), fa_last_error());
+    shape.batch++;
+    status = fa_case_create(&c, &shape);
+    FA_EXPECT(t, status == FA_ERR_OVERFLOW && c.q == NULL, "case of batch %lld: %s: %s",
+              (long long)shape.batch, fa_status_name(status), fa_last_error());
+    fa_case_free(&c);
+
+    double out[2] = {1.0, 1.0};
+    const float in[1] = {0.0f};
+    status = fa_ref_matmul(in, in, FA_F32, FA_B_ROW_MAJOR, past[0], past[1], 1, out, NULL);
+    FA_EXPECT(t, status == FA_ERR_OVERFLOW && out[0] == 1.0 && strstr(fa_last_error(), "m * n") != NULL,
+              "matmul of 2^30 x 2^30 outputs: %s: %s", fa_status_name(status), fa_last_error());
+    status = fa_ref_transpose(in, past[0], past[1], out);
+    FA_EXPECT(t, status == FA_ERR_OVERFLOW && out[0] == 1.0, "transpose of 2^60: %s: %s",
+              fa_status_name(status), fa_last_error());
+    const fa_status row_ok = fa_ref_row_max(in, 2, 0, floats, out);
+    const bool written = out[0] == -INFINITY && out[1] == -INFINITY;
+    status = fa_ref_row_max(in, 2, 0, floats + 1, out);
+    FA_EXPECT(t, row_ok == FA_OK && written && status == FA_ERR_OVERFLOW,
+              "row max with ld 2^61 - 1, then 2^61 (rows 2, cols 0): %s, %s: %s", fa_status_name(row_ok),
+              fa_status_name(status), fa_last_error());
+    const fa_softmax_method three_pass = {0};
+    out[0] = out[1] = 1.0;
+    status = fa_softmax_rows_reference(in, past[0], past[1], 1, 1, FA_MASK_NONE, NULL, &three_pass, out, out,
+                                       NULL, NULL);
+    FA_EXPECT(t, status == FA_ERR_OVERFLOW && strstr(fa_last_error(), "batch * heads * rows =") != NULL,
+              "softmax, 2^60 rows: %s: %s", fa_status_name(status), fa_last_error());
+    status = fa_softmax_rows_reference(in, past[0], past[1] / 2, 1, 2, FA_MASK_NONE, NULL, &three_pass, out,
+                                       out, NULL, NULL);
+    FA_EXPECT(t, status == FA_ERR_OVERFLOW && strstr(fa_last_error(), "batch * heads * rows * n") != NULL &&
+                     out[0] == 1.0,
+              "softmax, 2^59 rows of 2: %s: %s", fa_status_name(status), fa_last_error());
+}
+
+/* ---- 7. every term of the bounds carries weight, or the test says why not ----------------- */
+
+/*
+ * The merge-rise term of the softmax bound carries weight. 1024 lanes of one
+ * entry, merged by a butterfly over 10 levels (masks 1, 2, ..., 512). Lane 0
+ * holds x = 0 with v = 1; lane 2^l holds the max of the group lane 0 meets at
+ * level l, a little below (l + 1) ln 2; every other entry is -inf. Lane 0's
+ * group is the lower one at every level, so its term is rescaled 10 times by
+ * factors just above 1/2, where a 2-ulp push is 4u, and v makes o that term
+ * alone. Each rise is picked among 256 values below ln 2 so that the rounding
+ * of the factor and of the product go the adversary's way too (with the
+ * emulation's own expf, so the input follows the libm it runs on). The kernel
+ * with every expf pushed down (fa_emulate_expf()) is covered by the full
+ * bound of o, and not by the bound without the merge rises: that keeps
+ * u |x - m|, one expf and gamma_(2L+2) against the 10 rescales it realises.
+ */
+static void test_merge_rise_term_carries_weight(fa_tests *t)
+{
+    enum { MERGE_LEVELS = 10, MERGE_LANES = 1 << MERGE_LEVELS, RISE_CANDIDATES = 256 };
+    _Static_assert((int)MERGE_LANES <= (int)FA_SOFTMAX_MAX_LANES, "one entry per lane");
+    static float x[MERGE_LANES], v[MERGE_LANES];
+    int masks[MERGE_LEVELS];
+    for (int lane = 0; lane < MERGE_LANES; lane++) {
+        x[lane] = lane == 0 ? 0.0f : -INFINITY;
+        v[lane] = lane == 0 ? 1.0f : 0.0f;
+    }
+    float previous = 0.0f, o = 1.0f;
+    for (int level = 0; level < MERGE_LEVELS; level++) {
+        masks[level] = 1 << level;
+        float best = previous;
+        double best_relative = INFINITY;
+        for (int c = 0; c < RISE_CANDIDATES; c++) {
+            const float candidate = (float)((double)previous + 0.6931 - c * 0x1p-12);
+            const double relative = (double)(o * fa_emulate_expf(previous - candidate, -1)) / exp(-(double)candidate);
+            if (relative < best_relative) {
+                best_relative = relative;
+                best = candidate;
+            }
+        }
+        o *= fa_emulate_expf(previous - best, -1);
+        x[1 << level] = best;
+        previous = best;
+    }
+    const fa_softmax_method butterfly = {1, MERGE_LANES, MERGE_LEVELS, masks};
+    const softmax_state kernel = softmax_fold(x, v, MERGE_LANES, &butterfly, true, -1);
+    fa_softmax_state_ref with, without;
+    const fa_status status = fa_softmax_state_reference(x, v, MERGE_LANES, NULL, &butterfly, &with);
+    const fa_status status_without = fa_softmax_state_reference_without(
+        x, v, MERGE_LANES, NULL, &butterfly, FA_BOUND_TERM_MERGE_RISES, &without);
+    if (!FA_EXPECT(t, status == FA_OK && status_without == FA_OK, "%s", fa_last_error()))
+        return;
+    const double err = fabs((double)kernel.output - with.output);
+    const double ratio = err / with.output_bound, ratio_without = err / without.output_bound;
+    FA_EXPECT(t, ratio <= 1.0 && fabs((double)kernel.sum - with.sum) <= with.sum_bound,
+              "10 merge rises: the full bound covers the adversarial kernel (o err/bound %.3f)", ratio);
+    FA_EXPECT(t, ratio_without > 1.0,
+              "10 merge rises: without the merge-rise term the adversarial kernel is uncovered "
+              "(o err/bound %.3f, err %.1f u)", ratio_without, err / with.output / FA_BOUND_U32);
+}
+
+/*
+ * The rescale term rho_tau of the attention bound cannot carry weight against
+ * the emulated kernels, and this test shows that fact. The input gives it the
+ * most weight an input can: one row, D = 1, one key per block, so every block
+ * is a rise (R = N - 1); s_j = j 0.6931, so every rescale factor is just above
+ * 1/2, where the adversary's 2-ulp push is 4u; v_0 = 1 and 0 elsewhere, so o
+ * is key 0's weight, rescaled at every rise. rho is most of the bound here
+ * (the bound without it is under half). Yet the adversarial kernel (both
+ * signs, o and lse, both block orders; expf, exp2 and __expf) stays well
+ * inside the bound without rho: it realises about 4u per rise, while each
+ * rise still costs 4u in gamma_l and gamma_pv (the new block's key added to
+ * l and to P.V, the rescale multiplies of l and O) and 3u |s| of score and
+ * argument rounding for the keys far from zero. The rest of rho, 4u |jump| +
+ * u (|m_tau| + |m_tau-1|), is never realised: exp(m_old - m_new) telescopes
+ * the roundings of the maxima (docs/numerics.md).
+ */
+static void test_rescale_term_dominated(fa_tests *t)
+{
+    enum { MOST_RISES = 60 };
+    const int rises[2] = {20, MOST_RISES};
+    const fa_exp_method exps[3] = {FA_EXP_EXPF, FA_EXP_EXP2_PRESCALED, FA_EXP_FAST};
+    float k[MOST_RISES + 1], v[MOST_RISES + 1], o, lse;
+    const float q = 1.0f;
+    for (int j = 0; j <= MOST_RISES; j++) {
+        k[j] = (float)(0.6931 * j);
+        v[j] = j == 0 ? 1.0f : 0.0f;
+    }
+    for (int r = 0; r < 2; r++) {
+        for (int x = 0; x < 3; x++) {
+            const fa_attn_method m = {.input_dtype = FA_F32, .block_n = 1, .exp_method = exps[x]};
+            const fa_attn_problem p = one_row_problem(&q, k, v, rises[r] + 1);
+            fa_attn_reference with, without;
+            if (!FA_EXPECT(t, fa_attention_reference(&p, &m, &with) == FA_OK &&
+                                  fa_attention_reference_without(&p, &m, FA_BOUND_TERM_RESCALE, &without) == FA_OK,
+                           "%s", fa_last_error()))
+                continue;
+            double worst = 0.0, worst_without = 0.0;
+            for (int sign = -1; sign <= 1; sign += 2) {
+                for (int column = -1; column <= 0; column++) {
+                    for (int reverse = 0; reverse <= 1; reverse++) {
+                        const fa_emulation e = {.method = m, .reverse_block_order = reverse, .adversarial = true,
+                                                .adversarial_sign = sign, .adversarial_column = column,
+                                                .adversarial_reference = &with};
+                        if (!FA_EXPECT(t, fa_emulate_attention(&p, &e, &o, &lse) == FA_OK, "%s", fa_last_error()))
+                            continue;
+                        const double err_o = fabs((double)o - with.o[0]), err_lse = fabs((double)lse - with.lse[0]);
+                        worst = fa_max_nan_double(worst, fa_max_nan_double(err_o / with.o_bound[0],
+                                                                           err_lse / with.lse_bound[0]));
+                        worst_without = fa_max_nan_double(
+                            worst_without, fa_max_nan_double(err_o / without.o_bound[0], err_lse / without.lse_bound[0]));
+                    }
+                }
+            }
+            const double share = without.o_bound[0] / with.o_bound[0];
+            FA_EXPECT(t, worst <= 1.0 && worst_without <= 0.75 && share < 0.5,
+                      "%d rises, exp method %d: err/bound %.3f with rho, %.3f without (<= 0.75); the bound "
+                      "without rho is %.2f of the full one (< 0.5)",
+                      rises[r], (int)exps[x], worst, worst_without, share);
+            fa_attn_reference_free(&with);
+            fa_attn_reference_free(&without);
+        }
+    }
 }
 
 int main(int argc, char **argv)
@@ -1343,6 +1869,14 @@ int main(int argc, char **argv)
     test_softmax_reference_classics(&t);
     test_softmax_reference_bound(&t);
     test_softmax_state_reference(&t);
+    test_check_refuses_non_bounds(&t);
+    test_statistics_keep_nan(&t);
+    test_emulation_keeps_nan_max(&t);
+    test_bound_refuses_long_rows(&t);
+    test_softmax_refuses_long_rows(&t);
+    test_size_overflow(&t);
+    test_merge_rise_term_carries_weight(&t);
+    test_rescale_term_dominated(&t);
     test_coverage(&t, &FA2_METHOD, "FlashAttention-2 (bf16, tensor cores, B = 64, bf16 P, exp2, rcp)", &coverage);
     test_coverage(&t, &ABLATION_METHOD, "same, l from the rounded P", &coverage);
     for (int k = 0; k < OTHER_METHOD_COUNT; k++)
