@@ -95,6 +95,8 @@ bool fa_result_judge(fa_result *result, const char *case_name, const float *out,
     fa_check_report report;
     if (fa_check_covers(out, ref, bound, fa_shape_count(shape), &report))
         return true;
+    if (report.status != FA_OK) /* no bound to judge by: an error of the check, never a verdict */
+        return fa_result_status(result, case_name, report.status);
     char description[FA_RESULT_DETAIL];
     fa_check_describe(&report, shape, description, sizeof description);
     fa_result_fail(result, case_name, "%s", description);

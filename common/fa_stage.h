@@ -173,7 +173,8 @@ bool fa_result_status(fa_result *result, const char *case_name, fa_status status
 /**
  * Judges one case with fa_check_covers(); on failure sets FAILED with
  * "case '<name>' <first uncovered coordinate, got, want, bound, counts>" and
- * returns false.
+ * returns false. A bound that cannot judge (NaN, infinite or negative where
+ * the reference is finite) is an ERROR of the check, with its message.
  */
 bool fa_result_judge(fa_result *result, const char *case_name, const float *out,
                      const double *ref, const double *bound, const fa_shape *shape);

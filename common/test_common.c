@@ -874,6 +874,15 @@ static void test_harness_verdicts(fa_tests *t)
                      strstr(r.detail, "FA_ERR_MISALIGNED") && strstr(r.detail, "16-byte"),
               "any other status is an error that carries its message: %s", r.detail);
     FA_EXPECT(t, fa_result_status(&r, "n = 1", FA_OK), "FA_OK lets the check go on");
+
+    /* A bound that cannot judge is an error of the check, never a pass or a plain failure. */
+    out[7] = (float)ref[7];
+    bound[3] = INFINITY;
+    r = (fa_result){FA_OUTCOME_PASSED, "", 0, ""};
+    FA_EXPECT(t, !fa_result_judge(&r, "no bound", out, ref, bound, &shape) &&
+                     r.outcome == FA_OUTCOME_ERROR && strstr(r.detail, "no bound"),
+              "an infinite bound element is an ERROR: %s %s", fa_outcome_name(r.outcome),
+              r.detail);
 }
 
 /* ---- the harness's plumbing ------------------------------------------------------------- */
