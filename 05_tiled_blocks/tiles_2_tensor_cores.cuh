@@ -13,13 +13,17 @@
  * | M21 | tile2_rowsum() | each thread's partial l <- alpha l + (its own weights); the quad is summed once, at the end |
  * | M22 | tile2_accumulate_pv(), tile2_normalise() | O = alpha O + P V: P converted in registers into the A operand, V by ldmatrix.trans |
  *
- * Warp w of the block owns query rows 16 w .. 16 w + 15 of the tile. Its
- * scores are NT = BC / 8 accumulator fragments of 16 x 8: with g = lane / 4
- * and q = lane % 4, lane holds s[n][0], s[n][1] = S[g][8 n + 2 q, + 1] and
- * s[n][2], s[n][3] = S[g + 8][8 n + 2 q, + 1] (tensor_core.cuh draws the
- * layouts). So each thread holds parts of 2 rows, g and g + 8, and the 4
- * threads of a quad (lanes 4 g .. 4 g + 3) hold all of them: row reductions
- * are 2 shuffles (fa_lanes_reduce() with 4).
+ * A warp owns MT x 16 query rows of the tile (MT m16 fragments; the traces
+ * of this stage use MT = 1, four warps of 16 rows) against NT x 8 keys (NT
+ * n8 fragments: BC / 8). Its scores are MT x NT accumulator fragments of
+ * 16 x 8: with g = lane / 4 and q = lane % 4, lane holds s[i][n][0], s[i][n][1]
+ * = S[16 i + g][8 n + 2 q, + 1] and s[i][n][2], s[i][n][3] =
+ * S[16 i + g + 8][8 n + 2 q, + 1] (tensor_core.cuh draws the layouts). So each
+ * thread holds parts of 2 rows per m16 fragment, g and g + 8 (index h = 0, 1
+ * below), and the 4 threads of a quad (lanes 4 g .. 4 g + 3) hold all of them:
+ * row reductions are 2 shuffles (fa_lanes_reduce() with 4). MT and NT are
+ * template parameters so that the fused kernel of stage 06 can give a warp
+ * 32 rows (MT = 2), which reuses every K and V fragment it loads twice.
  *
  * Every block is called by all 32 lanes of every warp (ldmatrix and mma are
  * warp-collective); tile2_load_async() by every thread of the block.
@@ -40,7 +44,7 @@
 
 /** Elements of 16 bits per 16-byte chunk: the unit of cp.async, ldmatrix rows and the swizzle. */
 static constexpr int TILE2_CHUNK = 8;
-/** Accumulator fragments of 16 x 8 scores per warp and key tile. */
+/** Accumulator fragments of 16 x 8 scores per warp and key tile, in this stage's traces. */
 static constexpr int TILE2_NT = TILE2_BC / 8;
 
 static_assert(TILE2_BC % 16 == 0, "P V consumes the keys 16 at a time (k of m16n8k16)");
@@ -69,14 +73,14 @@ static __host__ __device__ __forceinline__ int tile2_offset(int row, int col, in
  * itself (source size 0), so the tail needs no second pass. The copies are
  * asynchronous: the caller commits them (cp_async_commit()), waits
  * (cp_async_wait<>()) and passes a __syncthreads() before any thread reads
- * the tile. Called by every thread of the block.
+ * the tile. Called by every thread of a block of @p THREADS threads.
  */
-template <int D_PAD, typename T>
+template <int D_PAD, int THREADS, typename T>
 static __device__ __forceinline__ void tile2_load_async(T *tile, const T *src, int rows_valid,
                                                         int rows, int d)
 {
     constexpr int CHUNKS = D_PAD / TILE2_CHUNK;
-    for (int i = threadIdx.x; i < rows * CHUNKS; i += TILE2_THREADS) {
+    for (int i = threadIdx.x; i < rows * CHUNKS; i += THREADS) {
         const int row = i / CHUNKS, col = (i % CHUNKS) * TILE2_CHUNK;
         const bool inside = row < rows_valid && col < d;
         const T *from = inside ? src + (int64_t)row * d + col : src; /* any valid address */
@@ -109,73 +113,87 @@ static __device__ __forceinline__ uint32_t tile2_pack(__half, float low, float h
 }
 
 /**
- * M18: the raw scores of the warp's 16 rows against the BC keys of the
- * tile, s = Q K^T, in NT accumulator fragments. For each 16 columns of the
- * head dimension: one ldmatrix.x4 gives the A fragment of Q (lanes 0-15
- * address rows 0-15 at chunk 2 kk, lanes 16-31 the same rows at chunk
- * 2 kk + 1), and per pair of n8 fragments one ldmatrix.x4 gives two B
- * fragments of K: K is stored [key][d], which is B = K^T "col-major", the
- * layout mma's B wants, so no transpose. Columns past d are zero in the
- * tiles and add nothing.
+ * M18: the raw scores of the warp's MT x 16 rows (from tile row
+ * @p warp_row0) against the NT x 8 keys of the tile, s = Q K^T, in MT x NT
+ * accumulator fragments. For each 16 columns of the head dimension: one
+ * ldmatrix.x4 per m16 fragment gives the A fragment of Q (lanes 0-15 address
+ * rows 0-15 at chunk 2 kk, lanes 16-31 the same rows at chunk 2 kk + 1), and
+ * per pair of n8 fragments one ldmatrix.x4 gives two B fragments of K, each
+ * used by all MT m16 fragments. K is stored [key][d], which is B = K^T
+ * "col-major", the layout mma's B wants, so no transpose. Columns past d are
+ * zero in the tiles and add nothing.
  */
-template <int D_PAD, typename T>
-static __device__ __forceinline__ void tile2_scores(float s[TILE2_NT][4], const T *q_tile,
+template <int D_PAD, int MT, int NT, typename T>
+static __device__ __forceinline__ void tile2_scores(float s[MT][NT][4], const T *q_tile,
                                                     const T *k_tile, int warp_row0)
 {
+    static_assert(NT % 2 == 0, "K fragments are loaded two n8 at a time");
     const int lane = threadIdx.x % FA_WARP_THREADS;
 #pragma unroll
-    for (int n = 0; n < TILE2_NT; ++n)
+    for (int i = 0; i < MT; ++i)
 #pragma unroll
-        for (int e = 0; e < 4; ++e)
-            s[n][e] = 0.0f;
+        for (int n = 0; n < NT; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                s[i][n][e] = 0.0f;
 #pragma unroll
     for (int kk = 0; kk < D_PAD / 16; ++kk) {
-        uint32_t a[4];
-        ldmatrix_x4(a, shared_address(q_tile + tile2_offset(warp_row0 + lane % 16,
-                                                            (2 * kk + lane / 16) * TILE2_CHUNK,
-                                                            D_PAD)));
+        uint32_t a[MT][4];
 #pragma unroll
-        for (int np = 0; np < TILE2_NT / 2; ++np) {
+        for (int i = 0; i < MT; ++i)
+            ldmatrix_x4(a[i], shared_address(q_tile + tile2_offset(warp_row0 + 16 * i + lane % 16,
+                                                                  (2 * kk + lane / 16) * TILE2_CHUNK,
+                                                                  D_PAD)));
+#pragma unroll
+        for (int np = 0; np < NT / 2; ++np) {
             uint32_t b[4];
             const int key = 16 * np + lane % 8 + 8 * (lane / 16);
             const int chunk = 2 * kk + (lane / 8) % 2;
             ldmatrix_x4(b, shared_address(k_tile + tile2_offset(key, chunk * TILE2_CHUNK, D_PAD)));
-            tile2_mma(T(), s[2 * np], a, &b[0]);
-            tile2_mma(T(), s[2 * np + 1], a, &b[2]);
+#pragma unroll
+            for (int i = 0; i < MT; ++i) {
+                tile2_mma(T(), s[i][2 * np], a[i], &b[0]);
+                tile2_mma(T(), s[i][2 * np + 1], a[i], &b[2]);
+            }
         }
     }
 }
 
 /** M18: scores of keys at or past @p nk (key index @p key0 + column) become -inf. */
-static __device__ __forceinline__ void tile2_mask_keys(float s[TILE2_NT][4], int64_t key0,
-                                                       int64_t nk)
+template <int MT, int NT>
+static __device__ __forceinline__ void tile2_mask_keys(float s[MT][NT][4], int64_t key0, int64_t nk)
 {
     const int q = threadIdx.x % 4;
 #pragma unroll
-    for (int n = 0; n < TILE2_NT; ++n)
+    for (int n = 0; n < NT; ++n)
 #pragma unroll
         for (int e = 0; e < 4; ++e)
             if (key0 + 8 * n + 2 * q + e % 2 >= nk)
-                s[n][e] = -INFINITY;
+#pragma unroll
+                for (int i = 0; i < MT; ++i)
+                    s[i][n][e] = -INFINITY;
 }
 
 /**
- * M19: the running max of the thread's two rows (h = 0: row g, h = 1: row
- * g + 8) after this tile: its own 2 NT scores of each row, then the quad
- * (2 shuffles), then online_running_max() with the -inf and NaN rules of
- * stage 04. The 4 threads of the quad end with the same m_new.
+ * M19: the running max of each of the thread's rows (m16 fragment i; h = 0:
+ * row g, h = 1: row g + 8) after this tile: its own 2 NT scores of the row,
+ * then the quad (2 shuffles), then online_running_max() with the -inf and
+ * NaN rules of stage 04. The 4 threads of the quad end with the same m_new.
  */
-static __device__ __forceinline__ void tile2_rowmax(const float s[TILE2_NT][4], const float m_old[2],
-                                                    float m_new[2])
+template <int MT, int NT>
+static __device__ __forceinline__ void tile2_rowmax(const float s[MT][NT][4], const float m_old[MT][2],
+                                                    float m_new[MT][2])
 {
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        float tile_max = s[0][2 * h];
+    for (int i = 0; i < MT; ++i)
 #pragma unroll
-        for (int n = 0; n < TILE2_NT; ++n)
-            tile_max = fa_max_nan(tile_max, fa_max_nan(s[n][2 * h], s[n][2 * h + 1]));
-        m_new[h] = online_running_max(m_old[h], fa_lanes_max<4>(tile_max));
-    }
+        for (int h = 0; h < 2; ++h) {
+            float tile_max = s[i][0][2 * h];
+#pragma unroll
+            for (int n = 0; n < NT; ++n)
+                tile_max = fa_max_nan(tile_max, fa_max_nan(s[i][n][2 * h], s[i][n][2 * h + 1]));
+            m_new[i][h] = online_running_max(m_old[i][h], fa_lanes_max<4>(tile_max));
+        }
 }
 
 /**
@@ -183,20 +201,24 @@ static __device__ __forceinline__ void tile2_rowmax(const float s[TILE2_NT][4], 
  * weight, and alpha = exp2((m_old - m_new) c) per row, with the -inf rule of
  * online_max_offset() (see tile1_exp(), the same arithmetic).
  */
-static __device__ __forceinline__ void tile2_exp(float s[TILE2_NT][4], const float m_old[2],
-                                                 const float m_new[2], float c, float alpha[2])
+template <int MT, int NT>
+static __device__ __forceinline__ void tile2_exp(float s[MT][NT][4], const float m_old[MT][2],
+                                                 const float m_new[MT][2], float c,
+                                                 float alpha[MT][2])
 {
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const float offset = online_max_offset(m_new[h]);
-        const float max_scaled = offset * c;
-        alpha[h] = exp2f((m_old[h] - offset) * c);
+    for (int i = 0; i < MT; ++i)
 #pragma unroll
-        for (int n = 0; n < TILE2_NT; ++n)
+        for (int h = 0; h < 2; ++h) {
+            const float offset = online_max_offset(m_new[i][h]);
+            const float max_scaled = offset * c;
+            alpha[i][h] = exp2f((m_old[i][h] - offset) * c);
 #pragma unroll
-            for (int e = 2 * h; e < 2 * h + 2; ++e)
-                s[n][e] = exp2f(fmaf(s[n][e], c, -max_scaled));
-    }
+            for (int n = 0; n < NT; ++n)
+#pragma unroll
+                for (int e = 2 * h; e < 2 * h + 2; ++e)
+                    s[i][n][e] = exp2f(fmaf(s[i][n][e], c, -max_scaled));
+        }
 }
 
 /**
@@ -207,61 +229,80 @@ static __device__ __forceinline__ void tile2_exp(float s[TILE2_NT][4], const flo
  * 2 shuffles per row and tile (FlashAttention-2's choice; \ref stage05 shows
  * the rounding it changes is within the bound).
  */
-static __device__ __forceinline__ void tile2_rowsum(float l[2], const float alpha[2],
-                                                    const float p[TILE2_NT][4])
+template <int MT, int NT>
+static __device__ __forceinline__ void tile2_rowsum(float l[MT][2], const float alpha[MT][2],
+                                                    const float p[MT][NT][4])
 {
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        float tile_sum = 0.0f;
+    for (int i = 0; i < MT; ++i)
 #pragma unroll
-        for (int n = 0; n < TILE2_NT; ++n)
-            tile_sum += p[n][2 * h] + p[n][2 * h + 1];
-        l[h] = online_update_sum(l[h], alpha[h], tile_sum);
-    }
+        for (int h = 0; h < 2; ++h) {
+            float tile_sum = 0.0f;
+#pragma unroll
+            for (int n = 0; n < NT; ++n)
+                tile_sum += p[i][n][2 * h] + p[i][n][2 * h + 1];
+            l[i][h] = online_update_sum(l[i][h], alpha[i][h], tile_sum);
+        }
 }
 
-/** The whole row sum of each of the thread's two rows: its quad's partials added. */
-static __device__ __forceinline__ void tile2_row_sums(const float l_partial[2], float l[2])
+/** The whole row sum of each of the thread's rows: its quad's partials added. */
+template <int MT>
+static __device__ __forceinline__ void tile2_row_sums(const float l_partial[MT][2], float l[MT][2])
 {
-    l[0] = fa_lanes_sum<4>(l_partial[0]);
-    l[1] = fa_lanes_sum<4>(l_partial[1]);
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+            l[i][h] = fa_lanes_sum<4>(l_partial[i][h]);
 }
 
 /**
- * M22: O <- alpha O + P V for the warp's 16 rows and all D_PAD / 8 output
- * fragments. The weights never leave the registers: the accumulators of two
- * neighbouring n8 fragments of S (keys 16 kk .. 16 kk + 15) are exactly the
- * A operand of one m16n8k16 step, once rounded to T and packed in pairs:
+ * M22: O <- alpha O + P V for the warp's MT x 16 rows and all D_PAD / 8
+ * output fragments. The weights never leave the registers: the accumulators
+ * of two neighbouring n8 fragments of S (keys 16 kk .. 16 kk + 15) are exactly
+ * the A operand of one m16n8k16 step, once rounded to T and packed in pairs:
  * a[0] = p[2 kk][0, 1] (row g), a[1] = p[2 kk][2, 3] (row g + 8),
  * a[2] = p[2 kk + 1][0, 1], a[3] = p[2 kk + 1][2, 3]. V is stored
  * [key][d] = B row-major, and B must be read "col-major": ldmatrix.trans
- * transposes each 8 x 8 matrix on the way.
+ * transposes each 8 x 8 matrix on the way; each V fragment serves all MT
+ * m16 fragments.
  */
-template <int D_PAD, typename T>
-static __device__ __forceinline__ void tile2_accumulate_pv(float o[D_PAD / 8][4], const float alpha[2],
-                                                           const float p[TILE2_NT][4],
+template <int D_PAD, int MT, int NT, typename T>
+static __device__ __forceinline__ void tile2_accumulate_pv(float o[MT][D_PAD / 8][4],
+                                                           const float alpha[MT][2],
+                                                           const float p[MT][NT][4],
                                                            const T *v_tile)
 {
+    static_assert(NT % 2 == 0, "P V consumes the keys 16 at a time (k of m16n8k16)");
     const int lane = threadIdx.x % FA_WARP_THREADS;
 #pragma unroll
-    for (int n = 0; n < D_PAD / 8; ++n)
+    for (int i = 0; i < MT; ++i)
 #pragma unroll
-        for (int e = 0; e < 4; ++e)
-            o[n][e] *= alpha[e / 2];
+        for (int n = 0; n < D_PAD / 8; ++n)
 #pragma unroll
-    for (int kk = 0; kk < TILE2_BC / 16; ++kk) {
-        const uint32_t a[4] = {tile2_pack(T(), p[2 * kk][0], p[2 * kk][1]),
-                               tile2_pack(T(), p[2 * kk][2], p[2 * kk][3]),
-                               tile2_pack(T(), p[2 * kk + 1][0], p[2 * kk + 1][1]),
-                               tile2_pack(T(), p[2 * kk + 1][2], p[2 * kk + 1][3])};
+            for (int e = 0; e < 4; ++e)
+                o[i][n][e] *= alpha[i][e / 2];
+#pragma unroll
+    for (int kk = 0; kk < NT / 2; ++kk) {
+        uint32_t a[MT][4];
+#pragma unroll
+        for (int i = 0; i < MT; ++i) {
+            a[i][0] = tile2_pack(T(), p[i][2 * kk][0], p[i][2 * kk][1]);
+            a[i][1] = tile2_pack(T(), p[i][2 * kk][2], p[i][2 * kk][3]);
+            a[i][2] = tile2_pack(T(), p[i][2 * kk + 1][0], p[i][2 * kk + 1][1]);
+            a[i][3] = tile2_pack(T(), p[i][2 * kk + 1][2], p[i][2 * kk + 1][3]);
+        }
 #pragma unroll
         for (int dp = 0; dp < D_PAD / 16; ++dp) {
             uint32_t b[4];
             const int key = 16 * kk + lane % 16;
             const int col = (2 * dp + lane / 16) * TILE2_CHUNK;
             ldmatrix_x4_trans(b, shared_address(v_tile + tile2_offset(key, col, D_PAD)));
-            tile2_mma(T(), o[2 * dp], a, &b[0]);
-            tile2_mma(T(), o[2 * dp + 1], a, &b[2]);
+#pragma unroll
+            for (int i = 0; i < MT; ++i) {
+                tile2_mma(T(), o[i][2 * dp], a[i], &b[0]);
+                tile2_mma(T(), o[i][2 * dp + 1], a[i], &b[2]);
+            }
         }
     }
 }
@@ -271,23 +312,25 @@ static __device__ __forceinline__ void tile2_accumulate_pv(float o[D_PAD / 8][4]
  * o / l by one reciprocal and a multiply, lse = scale m + ln l. A row with
  * no allowed key (l = 0) gets o = 0 and lse = -inf.
  */
-template <int D_PAD>
-static __device__ __forceinline__ void tile2_normalise(float o[D_PAD / 8][4], const float m[2],
-                                                       const float l_partial[2], float scale,
-                                                       float lse[2])
+template <int D_PAD, int MT>
+static __device__ __forceinline__ void tile2_normalise(float o[MT][D_PAD / 8][4], const float m[MT][2],
+                                                       const float l_partial[MT][2], float scale,
+                                                       float lse[MT][2])
 {
-    float l[2];
-    tile2_row_sums(l_partial, l);
+    float l[MT][2];
+    tile2_row_sums<MT>(l_partial, l);
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const float inverse = l[h] == 0.0f ? 0.0f : 1.0f / l[h];
+    for (int i = 0; i < MT; ++i)
 #pragma unroll
-        for (int n = 0; n < D_PAD / 8; ++n) {
-            o[n][2 * h] *= inverse;
-            o[n][2 * h + 1] *= inverse;
+        for (int h = 0; h < 2; ++h) {
+            const float inverse = l[i][h] == 0.0f ? 0.0f : 1.0f / l[i][h];
+#pragma unroll
+            for (int n = 0; n < D_PAD / 8; ++n) {
+                o[i][n][2 * h] *= inverse;
+                o[i][n][2 * h + 1] *= inverse;
+            }
+            lse[i][h] = l[i][h] == 0.0f ? -INFINITY : fmaf(scale, m[i][h], logf(l[i][h]));
         }
-        lse[h] = l[h] == 0.0f ? -INFINITY : fmaf(scale, m[h], logf(l[h]));
-    }
 }
 
 #endif /* TILES_2_TENSOR_CORES_CUH */

@@ -198,21 +198,23 @@ trace2_kernel(tile_problem p, tile_trace out)
     const bool keys_here = MILESTONE != 17 || blockIdx.x == 0;
 
     /* The Q tile and the first K, V tiles: one commit group; then one group per later tile. */
-    tile2_load_async<D_PAD>(q_tile, q + row0 * p.d, trace_rows_valid(p.nq, row0, TILE2_BR),
-                            TILE2_BR, d);
+    tile2_load_async<D_PAD, TILE2_THREADS>(q_tile, q + row0 * p.d,
+                                           trace_rows_valid(p.nq, row0, TILE2_BR), TILE2_BR, d);
     if (key_tiles > 0 && keys_here) {
-        tile2_load_async<D_PAD>(k_tiles, k, trace_rows_valid(p.nk, 0, TILE2_BC), TILE2_BC, d);
-        tile2_load_async<D_PAD>(v_tiles, v, trace_rows_valid(p.nk, 0, TILE2_BC), TILE2_BC, d);
+        const int valid = trace_rows_valid(p.nk, 0, TILE2_BC);
+        tile2_load_async<D_PAD, TILE2_THREADS>(k_tiles, k, valid, TILE2_BC, d);
+        tile2_load_async<D_PAD, TILE2_THREADS>(v_tiles, v, valid, TILE2_BC, d);
     }
     cp_async_commit();
 
-    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
-    float o[D_PAD / 8][4];
+    /* One m16 fragment per warp (MT = 1): the warp's 16 rows. */
+    float m[1][2] = {{-INFINITY, -INFINITY}}, l[1][2] = {{0.0f, 0.0f}};
+    float o[1][D_PAD / 8][4];
 #pragma unroll
     for (int n = 0; n < D_PAD / 8; ++n)
 #pragma unroll
         for (int e = 0; e < 4; ++e)
-            o[n][e] = 0.0f;
+            o[0][n][e] = 0.0f;
     const int warp_row0 = warp * TILE2_WARP_ROWS;
     const int g = lane / 4, quad = lane % 4;
 
@@ -225,10 +227,10 @@ trace2_kernel(tile_problem p, tile_trace out)
         if (t + 1 < key_tiles) {
             const int next = (int)((t + 1) % TILE2_STAGES);
             const int valid = trace_rows_valid(p.nk, key0 + TILE2_BC, TILE2_BC);
-            tile2_load_async<D_PAD>(k_tiles + next * TILE2_BC * D_PAD,
-                                    k + (key0 + TILE2_BC) * p.d, valid, TILE2_BC, d);
-            tile2_load_async<D_PAD>(v_tiles + next * TILE2_BC * D_PAD,
-                                    v + (key0 + TILE2_BC) * p.d, valid, TILE2_BC, d);
+            tile2_load_async<D_PAD, TILE2_THREADS>(k_tiles + next * TILE2_BC * D_PAD,
+                                                   k + (key0 + TILE2_BC) * p.d, valid, TILE2_BC, d);
+            tile2_load_async<D_PAD, TILE2_THREADS>(v_tiles + next * TILE2_BC * D_PAD,
+                                                   v + (key0 + TILE2_BC) * p.d, valid, TILE2_BC, d);
             cp_async_commit();
             cp_async_wait<1>(); /* all but the group just committed have landed */
         } else {
@@ -241,40 +243,40 @@ trace2_kernel(tile_problem p, tile_trace out)
             trace2_copy_out<D_PAD>(static_cast<T *>(out.k_tiles) + base, k_tile, TILE2_BC, d);
             trace2_copy_out<D_PAD>(static_cast<T *>(out.v_tiles) + base, v_tile, TILE2_BC, d);
         } else {
-            float s[TILE2_NT][4];
-            tile2_scores<D_PAD>(s, q_tile, k_tile, warp_row0);
-            tile2_mask_keys(s, key0, p.nk);
-            float m_new[2], alpha[2];
+            float s[1][TILE2_NT][4];
+            tile2_scores<D_PAD, 1, TILE2_NT>(s, q_tile, k_tile, warp_row0);
+            tile2_mask_keys<1, TILE2_NT>(s, key0, p.nk);
+            float m_new[1][2], alpha[1][2];
             if (MILESTONE >= 19)
-                tile2_rowmax(s, m, m_new);
+                tile2_rowmax<1, TILE2_NT>(s, m, m_new);
             if (MILESTONE >= 20)
-                tile2_exp(s, m, m_new, c, alpha);
+                tile2_exp<1, TILE2_NT>(s, m, m_new, c, alpha);
             if (MILESTONE == 18 || MILESTONE == 20) {
                 float *dst = MILESTONE == 18 ? out.scores : out.weights;
                 for (int e = 0; e < 4; ++e) {
                     const int64_t row = row0 + warp_row0 + g + 8 * (e / 2);
                     for (int n = 0; n < TILE2_NT && row < p.nq; ++n)
                         dst[(head * p.nq + row) * key_tiles * TILE2_BC + key0 + 8 * n +
-                            2 * quad + e % 2] = s[n][e];
+                            2 * quad + e % 2] = s[0][n][e];
                 }
             }
             if (MILESTONE >= 21)
-                tile2_rowsum(l, alpha, s);
+                tile2_rowsum<1, TILE2_NT>(l, alpha, s);
             if (MILESTONE == 22)
-                tile2_accumulate_pv<D_PAD>(o, alpha, s, v_tile);
+                tile2_accumulate_pv<D_PAD, 1, TILE2_NT>(o, alpha, s, v_tile);
             if (MILESTONE >= 19) {
-                float l_row[2];
-                tile2_row_sums(l, l_row); /* every lane of the quad: the shuffles are warp-wide */
+                float l_row[1][2];
+                tile2_row_sums<1>(l, l_row); /* every lane of the quad: the shuffles are warp-wide */
                 for (int h = 0; h < 2; ++h) {
                     const int64_t row = row0 + warp_row0 + g + 8 * h;
                     const int64_t at = (head * p.nq + row) * key_tiles + t;
                     if (row < p.nq && quad == 0 && MILESTONE == 19)
-                        out.max[at] = m_new[h];
+                        out.max[at] = m_new[0][h];
                     if (row < p.nq && quad == 0 && MILESTONE == 20)
-                        out.correction[at] = alpha[h];
+                        out.correction[at] = alpha[0][h];
                     if (row < p.nq && quad == 0 && MILESTONE == 21)
-                        out.sum[at] = l_row[h];
-                    m[h] = m_new[h];
+                        out.sum[at] = l_row[0][h];
+                    m[0][h] = m_new[0][h];
                 }
             }
         }
@@ -291,8 +293,8 @@ trace2_kernel(tile_problem p, tile_trace out)
     }
     if (MILESTONE != 22)
         return;
-    float lse[2];
-    tile2_normalise<D_PAD>(o, m, l, p.scale, lse);
+    float lse[1][2];
+    tile2_normalise<D_PAD, 1>(o, m, l, p.scale, lse);
     for (int h = 0; h < 2; ++h) {
         const int64_t row = row0 + warp_row0 + g + 8 * h;
         if (row >= p.nq)
@@ -301,10 +303,10 @@ trace2_kernel(tile_problem p, tile_trace out)
             for (int e = 2 * h; e < 2 * h + 2; ++e) {
                 const int col = 8 * n + 2 * quad + e % 2;
                 if (col < d)
-                    out.o[(head * p.nq + row) * p.d + col] = o[n][e];
+                    out.o[(head * p.nq + row) * p.d + col] = o[0][n][e];
             }
         if (quad == 0 && out.lse != nullptr)
-            out.lse[head * p.nq + row] = lse[h];
+            out.lse[head * p.nq + row] = lse[0][h];
     }
 }
 
