@@ -46,8 +46,9 @@ static __device__ __forceinline__ float tile1_widen(__nv_bfloat16 x) { return __
 static __device__ __forceinline__ float tile1_widen(__half x) { return __half2float(x); }
 
 /**
- * M17: copies @p rows_valid rows of @p d elements from @p src (row-major,
- * row stride d) into the shared tile @p tile (stride @p stride floats),
+ * M17: copies @p rows_valid rows of @p d elements from @p src (row r at
+ * src + r src_stride: d for a contiguous [rows][d] tensor, heads * d for
+ * [tokens][heads][d]) into the shared tile @p tile (stride @p stride floats),
  * widened to fp32, and writes zeros into the rows from @p rows_valid to
  * @p rows. Zero rows of Q give scores of 0 for rows nobody reads; zero rows
  * of K and V are what a masked key may hold: M18 gives their scores -inf,
@@ -56,14 +57,14 @@ static __device__ __forceinline__ float tile1_widen(__half x) { return __half2fl
  *
  * The threads take the tile in 16-byte chunks, consecutive threads
  * consecutive chunks: each warp reads 512 contiguous bytes. With
- * @p vector_loads (d a multiple of the chunk and src 16-byte aligned, decided
- * by the launcher) a chunk is one 16-byte load; otherwise its elements are
+ * @p vector_loads (d and src_stride multiples of the chunk and src 16-byte
+ * aligned, decided by the launcher) a chunk is one 16-byte load; otherwise its elements are
  * read one by one. Every thread of the block must call it; the caller puts
  * a __syncthreads() between this and the first read of the tile.
  */
 template <typename T>
-static __device__ void tile1_load(float *tile, int stride, const T *src, int rows_valid, int rows,
-                                  int d, bool vector_loads)
+static __device__ void tile1_load(float *tile, int stride, const T *src, int64_t src_stride,
+                                  int rows_valid, int rows, int d, bool vector_loads)
 {
     constexpr int VECTOR = 16 / sizeof(T); /* elements per 16-byte chunk */
     const int chunks_per_row = (int)fa_ceil_div(d, VECTOR);
@@ -76,14 +77,14 @@ static __device__ void tile1_load(float *tile, int stride, const T *src, int row
             for (int i = 0; i < width; ++i)
                 to[i] = 0.0f;
         } else if (vector_loads) {
-            const uint4 bits = *reinterpret_cast<const uint4 *>(src + (int64_t)row * d + col);
+            const uint4 bits = *reinterpret_cast<const uint4 *>(src + row * src_stride + col);
             const T *values = reinterpret_cast<const T *>(&bits);
 #pragma unroll
             for (int i = 0; i < VECTOR; ++i)
                 to[i] = tile1_widen(values[i]);
         } else {
             for (int i = 0; i < width; ++i)
-                to[i] = tile1_widen(src[(int64_t)row * d + col + i]);
+                to[i] = tile1_widen(src[row * src_stride + col + i]);
         }
     }
 }

@@ -44,7 +44,7 @@ static __device__ void trace1_tiles(const tile_problem &p, const tile_trace &out
     const int stride = tile1_stride(D_MAX), d = (int)p.d;
     const int64_t head = blockIdx.y, row0 = (int64_t)blockIdx.x * TILE1_BR;
     const T *q = static_cast<const T *>(p.q) + head * p.nq * p.d;
-    tile1_load(q_tile, stride, q + row0 * p.d, trace_rows_valid(p.nq, row0, TILE1_BR), TILE1_BR,
+    tile1_load(q_tile, stride, q + row0 * p.d, p.d, trace_rows_valid(p.nq, row0, TILE1_BR), TILE1_BR,
                d, vector_loads);
     __syncthreads();
     float *q_out = static_cast<float *>(out.q_tiles) +
@@ -60,8 +60,8 @@ static __device__ void trace1_tiles(const tile_problem &p, const tile_trace &out
         const int64_t key0 = t * TILE1_BC;
         const int valid = trace_rows_valid(p.nk, key0, TILE1_BC);
         __syncthreads(); /* the previous tiles are copied out */
-        tile1_load(k_tile, stride, k + key0 * p.d, valid, TILE1_BC, d, vector_loads);
-        tile1_load(v_tile, stride, v + key0 * p.d, valid, TILE1_BC, d, vector_loads);
+        tile1_load(k_tile, stride, k + key0 * p.d, p.d, valid, TILE1_BC, d, vector_loads);
+        tile1_load(v_tile, stride, v + key0 * p.d, p.d, valid, TILE1_BC, d, vector_loads);
         __syncthreads();
         const int64_t base = (head * key_tiles * TILE1_BC + key0) * p.d;
         for (int i = threadIdx.x; i < TILE1_BC * d; i += TILE1_THREADS) {
@@ -94,7 +94,7 @@ trace1_kernel(tile_problem p, tile_trace out, bool vector_loads)
     const T *k = static_cast<const T *>(p.k) + head * p.nk * p.d;
     const T *v = static_cast<const T *>(p.v) + head * p.nk * p.d;
     const float c = p.scale * TRACE_LOG2E;
-    tile1_load(q_tile, stride, q + row0 * p.d, trace_rows_valid(p.nq, row0, TILE1_BR), TILE1_BR,
+    tile1_load(q_tile, stride, q + row0 * p.d, p.d, trace_rows_valid(p.nq, row0, TILE1_BR), TILE1_BR,
                d, vector_loads);
 
     float m[TILE1_ROWS_PER_THREAD], l[TILE1_ROWS_PER_THREAD];
@@ -112,8 +112,8 @@ trace1_kernel(tile_problem p, tile_trace out, bool vector_loads)
         const int64_t key0 = t * TILE1_BC;
         const int valid = trace_rows_valid(p.nk, key0, TILE1_BC);
         __syncthreads(); /* the previous tile's K, V and P are no longer read */
-        tile1_load(k_tile, stride, k + key0 * p.d, valid, TILE1_BC, d, vector_loads);
-        tile1_load(v_tile, stride, v + key0 * p.d, valid, TILE1_BC, d, vector_loads);
+        tile1_load(k_tile, stride, k + key0 * p.d, p.d, valid, TILE1_BC, d, vector_loads);
+        tile1_load(v_tile, stride, v + key0 * p.d, p.d, valid, TILE1_BC, d, vector_loads);
         __syncthreads();
 
         float s[TILE1_ROWS_PER_THREAD][TILE1_KEYS_PER_THREAD];
@@ -198,12 +198,12 @@ trace2_kernel(tile_problem p, tile_trace out)
     const bool keys_here = MILESTONE != 17 || blockIdx.x == 0;
 
     /* The Q tile and the first K, V tiles: one commit group; then one group per later tile. */
-    tile2_load_async<D_PAD, TILE2_THREADS>(q_tile, q + row0 * p.d,
+    tile2_load_async<D_PAD, TILE2_THREADS>(q_tile, q + row0 * p.d, p.d,
                                            trace_rows_valid(p.nq, row0, TILE2_BR), TILE2_BR, d);
     if (key_tiles > 0 && keys_here) {
         const int valid = trace_rows_valid(p.nk, 0, TILE2_BC);
-        tile2_load_async<D_PAD, TILE2_THREADS>(k_tiles, k, valid, TILE2_BC, d);
-        tile2_load_async<D_PAD, TILE2_THREADS>(v_tiles, v, valid, TILE2_BC, d);
+        tile2_load_async<D_PAD, TILE2_THREADS>(k_tiles, k, p.d, valid, TILE2_BC, d);
+        tile2_load_async<D_PAD, TILE2_THREADS>(v_tiles, v, p.d, valid, TILE2_BC, d);
     }
     cp_async_commit();
 
@@ -228,9 +228,9 @@ trace2_kernel(tile_problem p, tile_trace out)
             const int next = (int)((t + 1) % TILE2_STAGES);
             const int valid = trace_rows_valid(p.nk, key0 + TILE2_BC, TILE2_BC);
             tile2_load_async<D_PAD, TILE2_THREADS>(k_tiles + next * TILE2_BC * D_PAD,
-                                                   k + (key0 + TILE2_BC) * p.d, valid, TILE2_BC, d);
+                                                   k + (key0 + TILE2_BC) * p.d, p.d, valid, TILE2_BC, d);
             tile2_load_async<D_PAD, TILE2_THREADS>(v_tiles + next * TILE2_BC * D_PAD,
-                                                   v + (key0 + TILE2_BC) * p.d, valid, TILE2_BC, d);
+                                                   v + (key0 + TILE2_BC) * p.d, p.d, valid, TILE2_BC, d);
             cp_async_commit();
             cp_async_wait<1>(); /* all but the group just committed have landed */
         } else {

@@ -66,8 +66,8 @@ static __host__ __device__ __forceinline__ int tile2_offset(int row, int col, in
 }
 
 /**
- * M17: starts the copy of @p rows_valid rows of @p d elements (row stride d)
- * from @p src into the swizzled tile @p tile of @p rows rows, 16 bytes per
+ * M17: starts the copy of @p rows_valid rows of @p d elements (row r at
+ * src + r src_stride, a multiple of 8 elements) from @p src into the swizzled tile @p tile of @p rows rows, 16 bytes per
  * cp.async, consecutive threads taking consecutive chunks (coalesced). Chunks
  * of rows past @p rows_valid, or past d in a row, are zero-filled by the copy
  * itself (source size 0), so the tail needs no second pass. The copies are
@@ -76,14 +76,14 @@ static __host__ __device__ __forceinline__ int tile2_offset(int row, int col, in
  * the tile. Called by every thread of a block of @p THREADS threads.
  */
 template <int D_PAD, int THREADS, typename T>
-static __device__ __forceinline__ void tile2_load_async(T *tile, const T *src, int rows_valid,
-                                                        int rows, int d)
+static __device__ __forceinline__ void tile2_load_async(T *tile, const T *src, int64_t src_stride,
+                                                        int rows_valid, int rows, int d)
 {
     constexpr int CHUNKS = D_PAD / TILE2_CHUNK;
     for (int i = threadIdx.x; i < rows * CHUNKS; i += THREADS) {
         const int row = i / CHUNKS, col = (i % CHUNKS) * TILE2_CHUNK;
         const bool inside = row < rows_valid && col < d;
-        const T *from = inside ? src + (int64_t)row * d + col : src; /* any valid address */
+        const T *from = inside ? src + row * src_stride + col : src; /* any valid address */
         cp_async_16(shared_address(tile + tile2_offset(row, col, D_PAD)), from, inside ? 16 : 0);
     }
 }
