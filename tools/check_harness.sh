@@ -116,7 +116,9 @@ fi
 # (tab-separated; the text is replaced once, as a fixed string).
 mutants=$(printf '%s\t%s\t%s\t%s\n' \
   1 01_primitives/learner/primitives.cu 'out[i] = a[i] + b[i];' '(void)i;' \
-  4 01_primitives/learner/primitives.cu 'c < cols; c += ROW_THREADS)' 'c + 1 < cols; c += ROW_THREADS)')
+  4 01_primitives/learner/primitives.cu 'c < cols; c += ROW_THREADS)' 'c + 1 < cols; c += ROW_THREADS)' \
+  19 05_tiled_blocks/learner/tiles_1_cuda_cores.cuh 'm_new[r] = online_running_max(m_old[r], fa_lanes_max<TILE1_THREAD_COLS>(tile_max));' 'm_new[r] = fa_lanes_max<TILE1_THREAD_COLS>(tile_max);' \
+  22 05_tiled_blocks/learner/tiles_2_tensor_cores.cuh '*= alpha[' '*= 1.0f + 0.0f * alpha[')
 
 # plant FILE TEXT REPLACEMENT
 plant() {
