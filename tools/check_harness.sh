@@ -99,7 +99,7 @@ solutions=$work/solutions
 rm -rf "$solutions"
 bash "$root/tools/learner_init.sh" "$solutions" "$work/build-solutions" "$@" > "$work/init-solutions.log"
 for stage in "${stages[@]}"; do
-  for learner_file in "$solutions/$stage"/learner/*.cu; do
+  for learner_file in "$solutions/$stage"/learner/*.cu*; do
     cp "$root/$stage/$(basename "$learner_file")" "$learner_file"
   done
 done
@@ -121,7 +121,11 @@ mutants=$(printf '%s\t%s\t%s\t%s\n' \
   10 03_naive_attention/learner/attention.cu 'fa_mask_key_range(mask, i, nq, nk).end' \
      'fa_mask_key_range(mask, i + 1, nq, nk).end' \
   16 04_online_softmax/learner/online.cu 'online_rescale_output(out[c], alpha,' \
-     'online_rescale_output(out[c], 1.0f,')
+     'online_rescale_output(out[c], 1.0f,' \
+  19 05_tiled_blocks/learner/tiles_1_cuda_cores.cuh \
+     'm_new[r] = online_running_max(m_old[r], fa_lanes_max<TILE1_THREAD_COLS>(tile_max));' \
+     'm_new[r] = fa_lanes_max<TILE1_THREAD_COLS>(tile_max);' \
+  22 05_tiled_blocks/learner/tiles_2_tensor_cores.cuh '*= alpha[' '*= 1.0f + 0.0f * alpha[')
 
 # plant FILE TEXT REPLACEMENT
 plant() {

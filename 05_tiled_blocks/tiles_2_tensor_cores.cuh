@@ -1,0 +1,336 @@
+/**
+ * @file tiles_2_tensor_cores.cuh
+ * @brief Version 2 of the blocks M17-M22: one tile of attention on the
+ *        tensor cores (mma.sync m16n8k16, bf16 or fp16 in, fp32 accumulate),
+ *        the structure of FlashAttention-2.
+ *
+ * | milestone | block | what it does |
+ * |---|---|---|
+ * | M17 | tile2_load_async() | global -> XOR-swizzled shared rows by cp.async (16 bytes a thread), zero-filled past the end |
+ * | M18 | tile2_scores(), tile2_mask_keys() | S = Q K^T into mma accumulators: ldmatrix for Q and K, 16 x 8 x 16 mma steps; keys past nk -inf |
+ * | M19 | tile2_rowmax() | m_new = max(m_old, rowmax S) across the 4 threads of a quad |
+ * | M20 | tile2_exp() | p = exp2(S c - m c) in the accumulators, alpha per row |
+ * | M21 | tile2_rowsum() | each thread's partial l <- alpha l + (its own weights); the quad is summed once, at the end |
+ * | M22 | tile2_accumulate_pv(), tile2_normalise() | O = alpha O + P V: P converted in registers into the A operand, V by ldmatrix.trans |
+ *
+ * A warp owns MT x 16 query rows of the tile (MT m16 fragments; the traces
+ * of this stage use MT = 1, four warps of 16 rows) against NT x 8 keys (NT
+ * n8 fragments: BC / 8). Its scores are MT x NT accumulator fragments of
+ * 16 x 8: with g = lane / 4 and q = lane % 4, lane holds s[i][n][0], s[i][n][1]
+ * = S[16 i + g][8 n + 2 q, + 1] and s[i][n][2], s[i][n][3] =
+ * S[16 i + g + 8][8 n + 2 q, + 1] (tensor_core.cuh draws the layouts). So each
+ * thread holds parts of 2 rows per m16 fragment, g and g + 8 (index h = 0, 1
+ * below), and the 4 threads of a quad (lanes 4 g .. 4 g + 3) hold all of them:
+ * row reductions are 2 shuffles (fa_lanes_reduce() with 4). MT and NT are
+ * template parameters so that the fused kernel of stage 06 can give a warp
+ * 32 rows (MT = 2), which reuses every K and V fragment it loads twice.
+ *
+ * Every block is called by all 32 lanes of every warp (ldmatrix and mma are
+ * warp-collective); tile2_load_async() by every thread of the block.
+ */
+#ifndef TILES_2_TENSOR_CORES_CUH
+#define TILES_2_TENSOR_CORES_CUH
+
+#include <math.h>
+#include <stdint.h>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "fa_kernel.cuh"
+#include "online_state.cuh"
+#include "tensor_core.cuh"
+#include "tiles.h"
+
+/** Elements of 16 bits per 16-byte chunk: the unit of cp.async, ldmatrix rows and the swizzle. */
+static constexpr int TILE2_CHUNK = 8;
+/** Accumulator fragments of 16 x 8 scores per warp and key tile, in this stage's traces. */
+static constexpr int TILE2_NT = TILE2_BC / 8;
+
+static_assert(TILE2_BC % 16 == 0, "P V consumes the keys 16 at a time (k of m16n8k16)");
+static_assert(TILE2_THREADS == TILE2_WARPS * FA_WARP_THREADS, "four warps");
+
+/**
+ * Offset, in elements, of element (@p row, @p col) of a swizzled tile whose
+ * rows hold @p d_pad elements (a multiple of 64). The 16-byte chunk col / 8
+ * is stored at chunk (col / 8) ^ (row % 8): the 8 rows an ldmatrix phase
+ * reads at one logical chunk land in 8 different chunks of their 128-byte
+ * lines, which are 8 different groups of 4 banks (\ref stage05, "The
+ * swizzle, by hand"). The XOR touches the low 3 bits of the chunk index
+ * only, so a chunk stays inside its row's group of 8.
+ */
+static __host__ __device__ __forceinline__ int tile2_offset(int row, int col, int d_pad)
+{
+    const int chunk = (col / TILE2_CHUNK) ^ (row % 8);
+    return row * d_pad + chunk * TILE2_CHUNK + col % TILE2_CHUNK;
+}
+
+/**
+ * M17: starts the copy of @p rows_valid rows of @p d elements (row r at
+ * src + r src_stride, a multiple of 8 elements) from @p src into the swizzled tile @p tile of @p rows rows, 16 bytes per
+ * cp.async, consecutive threads taking consecutive chunks (coalesced). Chunks
+ * of rows past @p rows_valid, or past d in a row, are zero-filled by the copy
+ * itself (source size 0), so the tail needs no second pass. The copies are
+ * asynchronous: the caller commits them (cp_async_commit()), waits
+ * (cp_async_wait<>()) and passes a __syncthreads() before any thread reads
+ * the tile. Called by every thread of a block of @p THREADS threads.
+ */
+template <int D_PAD, int THREADS, typename T>
+static __device__ __forceinline__ void tile2_load_async(T *tile, const T *src, int64_t src_stride,
+                                                        int rows_valid, int rows, int d)
+{
+    constexpr int CHUNKS = D_PAD / TILE2_CHUNK;
+    for (int i = threadIdx.x; i < rows * CHUNKS; i += THREADS) {
+        const int row = i / CHUNKS, col = (i % CHUNKS) * TILE2_CHUNK;
+        const bool inside = row < rows_valid && col < d;
+        const T *from = inside ? src + row * src_stride + col : src; /* any valid address */
+        cp_async_16(shared_address(tile + tile2_offset(row, col, D_PAD)), from, inside ? 16 : 0);
+    }
+}
+
+/** d += a b for one m16n8k16 step of element type T (bf16 or fp16). */
+static __device__ __forceinline__ void tile2_mma(__nv_bfloat16, float d[4], const uint32_t a[4],
+                                                 const uint32_t b[2])
+{
+    mma_m16n8k16_bf16(d, a, b);
+}
+static __device__ __forceinline__ void tile2_mma(__half, float d[4], const uint32_t a[4],
+                                                 const uint32_t b[2])
+{
+    mma_m16n8k16_f16(d, a, b);
+}
+
+/** Two floats rounded to T and packed into one register, the lower column in the low half. */
+static __device__ __forceinline__ uint32_t tile2_pack(__nv_bfloat16, float low, float high)
+{
+    const __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);
+    return *reinterpret_cast<const uint32_t *>(&pair);
+}
+static __device__ __forceinline__ uint32_t tile2_pack(__half, float low, float high)
+{
+    const __half2 pair = __floats2half2_rn(low, high);
+    return *reinterpret_cast<const uint32_t *>(&pair);
+}
+
+/**
+ * M18: the raw scores of the warp's MT x 16 rows (from tile row
+ * @p warp_row0) against the NT x 8 keys of the tile, s = Q K^T, in MT x NT
+ * accumulator fragments. For each 16 columns of the head dimension: one
+ * ldmatrix.x4 per m16 fragment gives the A fragment of Q (lanes 0-15 address
+ * rows 0-15 at chunk 2 kk, lanes 16-31 the same rows at chunk 2 kk + 1), and
+ * per pair of n8 fragments one ldmatrix.x4 gives two B fragments of K, each
+ * used by all MT m16 fragments. K is stored [key][d], which is B = K^T
+ * "col-major", the layout mma's B wants, so no transpose. Columns past d are
+ * zero in the tiles and add nothing.
+ */
+template <int D_PAD, int MT, int NT, typename T>
+static __device__ __forceinline__ void tile2_scores(float s[MT][NT][4], const T *q_tile,
+                                                    const T *k_tile, int warp_row0)
+{
+    static_assert(NT % 2 == 0, "K fragments are loaded two n8 at a time");
+    const int lane = threadIdx.x % FA_WARP_THREADS;
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int n = 0; n < NT; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                s[i][n][e] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < D_PAD / 16; ++kk) {
+        uint32_t a[MT][4];
+#pragma unroll
+        for (int i = 0; i < MT; ++i)
+            ldmatrix_x4(a[i], shared_address(q_tile + tile2_offset(warp_row0 + 16 * i + lane % 16,
+                                                                  (2 * kk + lane / 16) * TILE2_CHUNK,
+                                                                  D_PAD)));
+#pragma unroll
+        for (int np = 0; np < NT / 2; ++np) {
+            uint32_t b[4];
+            const int key = 16 * np + lane % 8 + 8 * (lane / 16);
+            const int chunk = 2 * kk + (lane / 8) % 2;
+            ldmatrix_x4(b, shared_address(k_tile + tile2_offset(key, chunk * TILE2_CHUNK, D_PAD)));
+#pragma unroll
+            for (int i = 0; i < MT; ++i) {
+                tile2_mma(T(), s[i][2 * np], a[i], &b[0]);
+                tile2_mma(T(), s[i][2 * np + 1], a[i], &b[2]);
+            }
+        }
+    }
+}
+
+/** M18: scores of keys at or past @p nk (key index @p key0 + column) become -inf. */
+template <int MT, int NT>
+static __device__ __forceinline__ void tile2_mask_keys(float s[MT][NT][4], int64_t key0, int64_t nk)
+{
+    const int q = threadIdx.x % 4;
+#pragma unroll
+    for (int n = 0; n < NT; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+            if (key0 + 8 * n + 2 * q + e % 2 >= nk)
+#pragma unroll
+                for (int i = 0; i < MT; ++i)
+                    s[i][n][e] = -INFINITY;
+}
+
+/**
+ * M19: the running max of each of the thread's rows (m16 fragment i; h = 0:
+ * row g, h = 1: row g + 8) after this tile: its own 2 NT scores of the row,
+ * then the quad (2 shuffles), then online_running_max() with the -inf and
+ * NaN rules of stage 04. The 4 threads of the quad end with the same m_new.
+ */
+template <int MT, int NT>
+static __device__ __forceinline__ void tile2_rowmax(const float s[MT][NT][4], const float m_old[MT][2],
+                                                    float m_new[MT][2])
+{
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            float tile_max = s[i][0][2 * h];
+#pragma unroll
+            for (int n = 0; n < NT; ++n)
+                tile_max = fa_max_nan(tile_max, fa_max_nan(s[i][n][2 * h], s[i][n][2 * h + 1]));
+            m_new[i][h] = online_running_max(m_old[i][h], fa_lanes_max<4>(tile_max));
+        }
+}
+
+/**
+ * M20: s <- p = exp2(s c - m_new c) in place, one FFMA and one exp2 per
+ * weight, and alpha = exp2((m_old - m_new) c) per row, with the -inf rule of
+ * online_max_offset() (see tile1_exp(), the same arithmetic).
+ */
+template <int MT, int NT>
+static __device__ __forceinline__ void tile2_exp(float s[MT][NT][4], const float m_old[MT][2],
+                                                 const float m_new[MT][2], float c,
+                                                 float alpha[MT][2])
+{
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float offset = online_max_offset(m_new[i][h]);
+            const float max_scaled = offset * c;
+            alpha[i][h] = exp2f((m_old[i][h] - offset) * c);
+#pragma unroll
+            for (int n = 0; n < NT; ++n)
+#pragma unroll
+                for (int e = 2 * h; e < 2 * h + 2; ++e)
+                    s[i][n][e] = exp2f(fmaf(s[i][n][e], c, -max_scaled));
+        }
+}
+
+/**
+ * M21: the thread's partial row sums, l <- alpha l + (the sum of its own
+ * 2 NT weights of the row). The quad is not summed here: a sum of partials
+ * rescaled by the same alpha is the partial of the rescaled sum, so the 4
+ * partials can be added once, at the end (tile2_row_sums()), which saves
+ * 2 shuffles per row and tile (FlashAttention-2's choice; \ref stage05 shows
+ * the rounding it changes is within the bound).
+ */
+template <int MT, int NT>
+static __device__ __forceinline__ void tile2_rowsum(float l[MT][2], const float alpha[MT][2],
+                                                    const float p[MT][NT][4])
+{
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            float tile_sum = 0.0f;
+#pragma unroll
+            for (int n = 0; n < NT; ++n)
+                tile_sum += p[i][n][2 * h] + p[i][n][2 * h + 1];
+            l[i][h] = online_update_sum(l[i][h], alpha[i][h], tile_sum);
+        }
+}
+
+/** The whole row sum of each of the thread's rows: its quad's partials added. */
+template <int MT>
+static __device__ __forceinline__ void tile2_row_sums(const float l_partial[MT][2], float l[MT][2])
+{
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+            l[i][h] = fa_lanes_sum<4>(l_partial[i][h]);
+}
+
+/**
+ * M22: O <- alpha O + P V for the warp's MT x 16 rows and all D_PAD / 8
+ * output fragments. The weights never leave the registers: the accumulators
+ * of two neighbouring n8 fragments of S (keys 16 kk .. 16 kk + 15) are exactly
+ * the A operand of one m16n8k16 step, once rounded to T and packed in pairs:
+ * a[0] = p[2 kk][0, 1] (row g), a[1] = p[2 kk][2, 3] (row g + 8),
+ * a[2] = p[2 kk + 1][0, 1], a[3] = p[2 kk + 1][2, 3]. V is stored
+ * [key][d] = B row-major, and B must be read "col-major": ldmatrix.trans
+ * transposes each 8 x 8 matrix on the way; each V fragment serves all MT
+ * m16 fragments.
+ */
+template <int D_PAD, int MT, int NT, typename T>
+static __device__ __forceinline__ void tile2_accumulate_pv(float o[MT][D_PAD / 8][4],
+                                                           const float alpha[MT][2],
+                                                           const float p[MT][NT][4],
+                                                           const T *v_tile)
+{
+    static_assert(NT % 2 == 0, "P V consumes the keys 16 at a time (k of m16n8k16)");
+    const int lane = threadIdx.x % FA_WARP_THREADS;
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int n = 0; n < D_PAD / 8; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                o[i][n][e] *= alpha[i][e / 2];
+#pragma unroll
+    for (int kk = 0; kk < NT / 2; ++kk) {
+        uint32_t a[MT][4];
+#pragma unroll
+        for (int i = 0; i < MT; ++i) {
+            a[i][0] = tile2_pack(T(), p[i][2 * kk][0], p[i][2 * kk][1]);
+            a[i][1] = tile2_pack(T(), p[i][2 * kk][2], p[i][2 * kk][3]);
+            a[i][2] = tile2_pack(T(), p[i][2 * kk + 1][0], p[i][2 * kk + 1][1]);
+            a[i][3] = tile2_pack(T(), p[i][2 * kk + 1][2], p[i][2 * kk + 1][3]);
+        }
+#pragma unroll
+        for (int dp = 0; dp < D_PAD / 16; ++dp) {
+            uint32_t b[4];
+            const int key = 16 * kk + lane % 16;
+            const int col = (2 * dp + lane / 16) * TILE2_CHUNK;
+            ldmatrix_x4_trans(b, shared_address(v_tile + tile2_offset(key, col, D_PAD)));
+#pragma unroll
+            for (int i = 0; i < MT; ++i) {
+                tile2_mma(T(), o[i][2 * dp], a[i], &b[0]);
+                tile2_mma(T(), o[i][2 * dp + 1], a[i], &b[2]);
+            }
+        }
+    }
+}
+
+/**
+ * M22, the end of the rows: the quad's partial sums added (tile2_row_sums()),
+ * o / l by one reciprocal and a multiply, lse = scale m + ln l. A row with
+ * no allowed key (l = 0) gets o = 0 and lse = -inf.
+ */
+template <int D_PAD, int MT>
+static __device__ __forceinline__ void tile2_normalise(float o[MT][D_PAD / 8][4], const float m[MT][2],
+                                                       const float l_partial[MT][2], float scale,
+                                                       float lse[MT][2])
+{
+    float l[MT][2];
+    tile2_row_sums<MT>(l_partial, l);
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float inverse = l[i][h] == 0.0f ? 0.0f : 1.0f / l[i][h];
+#pragma unroll
+            for (int n = 0; n < D_PAD / 8; ++n) {
+                o[i][n][2 * h] *= inverse;
+                o[i][n][2 * h + 1] *= inverse;
+            }
+            lse[i][h] = l[i][h] == 0.0f ? -INFINITY : fmaf(scale, m[i][h], logf(l[i][h]));
+        }
+}
+
+#endif /* TILES_2_TENSOR_CORES_CUH */
