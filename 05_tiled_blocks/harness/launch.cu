@@ -36,17 +36,17 @@
 template <int VERSION>
 static fa_status todo_up_to(int milestone)
 {
-    FA_TRY((fa_todo_status<17, VERSION>()));
+    FA_TRY(fa_todo_status<17, VERSION>());
     if (milestone >= 18)
-        FA_TRY((fa_todo_status<18, VERSION>()));
+        FA_TRY(fa_todo_status<18, VERSION>());
     if (milestone >= 19)
-        FA_TRY((fa_todo_status<19, VERSION>()));
+        FA_TRY(fa_todo_status<19, VERSION>());
     if (milestone >= 20)
-        FA_TRY((fa_todo_status<20, VERSION>()));
+        FA_TRY(fa_todo_status<20, VERSION>());
     if (milestone >= 21)
-        FA_TRY((fa_todo_status<21, VERSION>()));
+        FA_TRY(fa_todo_status<21, VERSION>());
     if (milestone >= 22)
-        FA_TRY((fa_todo_status<22, VERSION>()));
+        FA_TRY(fa_todo_status<22, VERSION>());
     return FA_OK;
 }
 
