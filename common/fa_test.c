@@ -1,9 +1,13 @@
-/** @file fa_test.c @brief The test reporter. */
+/** @file fa_test.c @brief The test reporter, and the helpers the stage tests share. */
 #include "fa_test.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+enum { LABEL_CAP = 256 };
 
 bool fa_expect(fa_tests *t, bool ok, const char *expr, const char *file, int line,
                const char *format, ...)
@@ -55,4 +59,106 @@ int fa_test_main(int argc, char **argv, const fa_test_suite *suite)
     }
     fprintf(stderr, "usage: %s cpu|gpu\n", suite->program);
     return FA_EXIT_USAGE;
+}
+
+void *fa_must_alloc(size_t bytes)
+{
+    void *p = malloc(bytes > 0 ? bytes : 1);
+    if (p == NULL) {
+        fprintf(stderr, "fa_must_alloc: out of host memory (%zu bytes)\n", bytes);
+        exit(1);
+    }
+    return p;
+}
+
+float *fa_new_floats(int64_t n)
+{
+    return fa_must_alloc((size_t)n * sizeof(float));
+}
+
+double *fa_new_doubles(int64_t n)
+{
+    return fa_must_alloc((size_t)n * sizeof(double));
+}
+
+void *fa_as_dtype(const float *values, int64_t n, fa_dtype dtype)
+{
+    void *out = fa_must_alloc((size_t)n * (size_t)fa_dtype_size(dtype));
+    for (int64_t i = 0; i < n; ++i)
+        fa_store(out, dtype, i, values[i]);
+    return out;
+}
+
+bool fa_same_bits(float a, float b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+bool fa_same_float(float a, float b)
+{
+    return (isnan(a) && isnan(b)) || fa_same_bits(a, b);
+}
+
+int64_t fa_first_difference(const float *a, const float *b, int64_t n)
+{
+    for (int64_t i = 0; i < n; ++i)
+        if (!fa_same_float(a[i], b[i]))
+            return i;
+    return -1;
+}
+
+/**
+ * The status expectations: @p learner lets ::FA_ERR_NOT_IMPLEMENTED through
+ * when the message says so; otherwise the status must be @p expected and a
+ * failure's message must name @p needle.
+ */
+static bool expect_status(fa_tests *t, bool learner, fa_status got, fa_status expected,
+                          const char *needle, const char *file, int line, const char *format,
+                          va_list args)
+{
+    char label[LABEL_CAP];
+    vsnprintf(label, sizeof label, format, args);
+    if (learner && got == FA_ERR_NOT_IMPLEMENTED)
+        return fa_expect(t, strstr(fa_last_error(), "not implemented") != NULL,
+                         "the skeleton says so", file, line,
+                         "%s: not implemented, but the message is \"%s\"", label, fa_last_error());
+    if (!fa_expect(t, got == expected, "status == expected", file, line,
+                   "%s: got %s, expected %s (\"%s\")", label, fa_status_name(got),
+                   fa_status_name(expected), fa_last_error()))
+        return false;
+    if (expected == FA_OK || needle == NULL)
+        return true;
+    return fa_expect(t, strstr(fa_last_error(), needle) != NULL, "the message names the needle",
+                     file, line, "%s: message \"%s\" lacks \"%s\"", label, fa_last_error(),
+                     needle);
+}
+
+bool fa_expect_status(fa_tests *t, fa_status got, fa_status expected, const char *needle,
+                      const char *file, int line, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    const bool ok = expect_status(t, false, got, expected, needle, file, line, format, args);
+    va_end(args);
+    return ok;
+}
+
+bool fa_expect_learner_status(fa_tests *t, fa_status got, fa_status expected, const char *needle,
+                              const char *file, int line, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    const bool ok = expect_status(t, true, got, expected, needle, file, line, format, args);
+    va_end(args);
+    return ok;
+}
+
+bool fa_expect_status_of(fa_tests *t, bool learner, fa_status got, fa_status expected,
+                         const char *needle, const char *file, int line, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    const bool ok = expect_status(t, learner, got, expected, needle, file, line, format, args);
+    va_end(args);
+    return ok;
 }

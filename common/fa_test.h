@@ -10,11 +10,21 @@
  * @endcode
  * A failing expectation prints the expression, file, line and the message, so
  * the log names what broke without a debugger.
+ *
+ * Below the reporter, the helpers every stage's tests share: host arrays that
+ * cannot fail (fa_must_alloc()), bit-for-bit comparisons of floats, and the
+ * expectations on a launcher's status and message (FA_EXPECT_STATUS,
+ * FA_EXPECT_LEARNER_STATUS), which report the caller's file and line.
  */
 #ifndef FA_TEST_H
 #define FA_TEST_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fa_half.h"
+#include "fa_status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -68,6 +78,94 @@ typedef struct fa_test_suite {
  * returns FA_EXIT_USAGE. The tests' verdict is fa_tests_finish().
  */
 int fa_test_main(int argc, char **argv, const fa_test_suite *suite);
+
+/* ---- helpers of the stage tests ------------------------------------------------------------ */
+
+/**
+ * malloc that a test treats as infallible: out of memory, it prints the size
+ * and ends the program with exit code 1 (a test cannot go on without its
+ * arrays). @p bytes may be 0 (one byte is allocated). Free with free().
+ */
+void *fa_must_alloc(size_t bytes);
+
+/** fa_must_alloc() of @p n floats. */
+float *fa_new_floats(int64_t n);
+
+/** fa_must_alloc() of @p n doubles. */
+double *fa_new_doubles(int64_t n);
+
+/**
+ * A host array of @p n elements of @p dtype holding @p values, each rounded
+ * to @p dtype by fa_store() (to nearest even). Free with free().
+ */
+void *fa_as_dtype(const float *values, int64_t n, fa_dtype dtype);
+
+/** The same 32 bits: +0 and -0 differ, and so do two NaNs with different payloads. */
+bool fa_same_bits(float a, float b);
+
+/**
+ * The same bits, or both NaN: the comparison of a GPU result with a model,
+ * where NaN payloads differ between CPU and GPU arithmetic.
+ */
+bool fa_same_float(float a, float b);
+
+/** Index of the first element where @p a and @p b differ (fa_same_float()), or -1. */
+int64_t fa_first_difference(const float *a, const float *b, int64_t n);
+
+/**
+ * Records that a call returned @p expected: one expectation on the status
+ * and, when @p expected is a failure and was returned, one that
+ * fa_last_error() names @p needle (NULL: any message). @p file and @p line
+ * are the caller's (FA_EXPECT_STATUS passes them); the label naming the call
+ * is printf-style. Returns true when both hold.
+ */
+bool fa_expect_status(fa_tests *t, fa_status got, fa_status expected, const char *needle,
+                      const char *file, int line, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 7, 8)))
+#endif
+    ;
+
+/**
+ * Records that a learner's launcher answered as the reference
+ * (fa_expect_status()), or that it is still the skeleton: then it returns
+ * ::FA_ERR_NOT_IMPLEMENTED, which FA_TODO returns before any validation, and
+ * the message must say "not implemented".
+ */
+bool fa_expect_learner_status(fa_tests *t, fa_status got, fa_status expected, const char *needle,
+                              const char *file, int line, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 7, 8)))
+#endif
+    ;
+
+/**
+ * `FA_EXPECT_STATUS(t, status, FA_ERR_INVALID_SIZE, "n = -1", "ref_vector_add, %s", what)`:
+ * fa_expect_status() at the caller's file and line.
+ */
+#define FA_EXPECT_STATUS(t, got, expected, needle, ...) \
+    fa_expect_status((t), (got), (expected), (needle), __FILE__, __LINE__, __VA_ARGS__)
+
+/** fa_expect_learner_status() at the caller's file and line. */
+#define FA_EXPECT_LEARNER_STATUS(t, got, expected, needle, ...) \
+    fa_expect_learner_status((t), (got), (expected), (needle), __FILE__, __LINE__, __VA_ARGS__)
+
+/**
+ * fa_expect_learner_status() when @p learner is true, else
+ * fa_expect_status(): one call for a loop over the reference's and the
+ * learner's launchers.
+ */
+bool fa_expect_status_of(fa_tests *t, bool learner, fa_status got, fa_status expected,
+                         const char *needle, const char *file, int line, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 8, 9)))
+#endif
+    ;
+
+/** fa_expect_status_of() at the caller's file and line. */
+#define FA_EXPECT_STATUS_OF(t, learner, got, expected, needle, ...)                            \
+    fa_expect_status_of((t), (learner), (got), (expected), (needle), __FILE__, __LINE__,       \
+                        __VA_ARGS__)
 
 #ifdef __cplusplus
 }

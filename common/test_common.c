@@ -692,36 +692,53 @@ static void test_stats(fa_tests *t)
 
 /* ---- command line --------------------------------------------------------------------- */
 
+/** stdout and stderr while a call's output goes to files instead. */
+typedef struct capture {
+    FILE *files[2];  /* stdout's, stderr's */
+    int saved[2];    /* the descriptors to restore */
+} capture;
+
+static void capture_begin(capture *c)
+{
+    fflush(stdout);
+    fflush(stderr);
+    c->files[0] = tmpfile();
+    c->files[1] = tmpfile();
+    if (!c->files[0] || !c->files[1]) {
+        perror("test_common: tmpfile");
+        exit(EXIT_FAILURE);
+    }
+    c->saved[0] = dup(STDOUT_FILENO);
+    c->saved[1] = dup(STDERR_FILENO);
+    dup2(fileno(c->files[0]), STDOUT_FILENO);
+    dup2(fileno(c->files[1]), STDERR_FILENO);
+}
+
+/** Restores stdout and stderr; @p out_text and @p err_text receive what was written to them. */
+static void capture_end(capture *c, char *out_text, char *err_text, size_t cap)
+{
+    fflush(stdout);
+    fflush(stderr);
+    dup2(c->saved[0], STDOUT_FILENO);
+    dup2(c->saved[1], STDERR_FILENO);
+    close(c->saved[0]);
+    close(c->saved[1]);
+    char *texts[2] = {out_text, err_text};
+    for (int i = 0; i < 2; i++) {
+        rewind(c->files[i]);
+        texts[i][fread(texts[i], 1, cap - 1, c->files[i])] = '\0';
+        fclose(c->files[i]);
+    }
+}
+
 /** Runs fa_cli_parse() with stdout and stderr captured; returns the result, fills @p err and @p out. */
 static fa_cli_result parse_captured(int argc, char **argv, const fa_flag *flags, int count,
                                     char *out_text, char *err_text, size_t cap)
 {
-    fflush(stdout);
-    fflush(stderr);
-    FILE *out_file = tmpfile(), *err_file = tmpfile();
-    if (!out_file || !err_file) {
-        perror("test_common: tmpfile");
-        exit(EXIT_FAILURE);
-    }
-    const int saved_out = dup(STDOUT_FILENO), saved_err = dup(STDERR_FILENO);
-    dup2(fileno(out_file), STDOUT_FILENO);
-    dup2(fileno(err_file), STDERR_FILENO);
-
+    capture c;
+    capture_begin(&c);
     const fa_cli_result result = fa_cli_parse(argc, argv, flags, count, "A test program.");
-
-    fflush(stdout);
-    fflush(stderr);
-    dup2(saved_out, STDOUT_FILENO);
-    dup2(saved_err, STDERR_FILENO);
-    close(saved_out);
-    close(saved_err);
-    FILE *files[2] = {out_file, err_file};
-    char *texts[2] = {out_text, err_text};
-    for (int i = 0; i < 2; i++) {
-        rewind(files[i]);
-        texts[i][fread(texts[i], 1, cap - 1, files[i])] = '\0';
-        fclose(files[i]);
-    }
+    capture_end(&c, out_text, err_text, cap);
     return result;
 }
 
@@ -928,6 +945,58 @@ static void test_reporter_needs_an_expectation(fa_tests *t)
     FA_EXPECT(t, fa_tests_finish(&failing) == 1, "a failed expectation fails");
 }
 
+/** The helpers of the stage tests: float comparisons, dtype arrays, status expectations. */
+static void test_stage_test_helpers(fa_tests *t)
+{
+    const float nan_a = from_bits(UINT32_C(0x7FC00001)), nan_b = from_bits(UINT32_C(0x7FC00002));
+    FA_EXPECT(t, fa_same_float(nan_a, nan_b) && !fa_same_bits(nan_a, nan_b) &&
+                     fa_same_bits(nan_a, nan_a),
+              "two NaNs are the same float but not the same bits");
+    FA_EXPECT(t, !fa_same_float(0.0f, -0.0f) && !fa_same_bits(0.0f, -0.0f) &&
+                     !fa_same_float(1.0f, nan_a) && fa_same_float(1.5f, 1.5f),
+              "+0 and -0 differ, a number is not NaN");
+    const float a[] = {1.0f, nan_a, 3.0f, 4.0f}, b[] = {1.0f, nan_b, 3.0f, 5.0f};
+    FA_EXPECT(t, fa_first_difference(a, b, 4) == 3 && fa_first_difference(a, b, 3) == -1 &&
+                     fa_first_difference(a, b, 0) == -1,
+              "first difference: %lld", (long long)fa_first_difference(a, b, 4));
+
+    const float values[] = {1.0f + 0x1p-8f, -2.5f}; /* the first is a bf16 tie: rounds to even */
+    uint16_t *bf16 = fa_as_dtype(values, 2, FA_BF16);
+    float *f32 = fa_as_dtype(values, 2, FA_F32);
+    FA_EXPECT(t, bf16[0] == UINT16_C(0x3F80) && bf16[1] == UINT16_C(0xC020) &&
+                     fa_same_bits(f32[0], values[0]) && fa_same_bits(f32[1], values[1]),
+              "fa_as_dtype: bf16 0x%04x 0x%04x", bf16[0], bf16[1]);
+    free(bf16);
+    free(f32);
+    double *d = fa_new_doubles(0); /* an empty array is still a valid pointer to free */
+    FA_EXPECT(t, d != NULL, "fa_new_doubles(0)");
+    free(d);
+
+    /* Expectations on a reporter of their own: counts, and the FAIL line at the caller's line. */
+    fa_tests inner = {0};
+    char out[CLI_TEXT], err[CLI_TEXT], where[64];
+    capture c;
+    capture_begin(&c);
+    fa_fail(FA_ERR_INVALID_SIZE, "n = -1, expected >= 0");
+    FA_EXPECT_STATUS(&inner, FA_ERR_INVALID_SIZE, FA_ERR_INVALID_SIZE, "n = -1", "right"); /* 2 */
+    FA_EXPECT_STATUS(&inner, FA_OK, FA_OK, "not looked at", "fine");                      /* 1 */
+    const int wrong_line = __LINE__ + 1;
+    FA_EXPECT_STATUS(&inner, FA_ERR_INVALID_SIZE, FA_ERR_INVALID_SIZE, "m = ", "wrong %s", "word");
+    fa_fail(FA_ERR_NOT_IMPLEMENTED, "M1 is not implemented yet");
+    FA_EXPECT_LEARNER_STATUS(&inner, FA_ERR_NOT_IMPLEMENTED, FA_ERR_NULL_POINTER, "x", "skeleton");
+    FA_EXPECT_STATUS_OF(&inner, true, FA_ERR_NOT_IMPLEMENTED, FA_ERR_NULL_POINTER, "x", "learner");
+    FA_EXPECT_STATUS_OF(&inner, false, FA_ERR_NOT_IMPLEMENTED, FA_ERR_NULL_POINTER, "x", "ref");
+    capture_end(&c, out, err, sizeof out);
+    snprintf(where, sizeof where, "test_common.c:%d: ", wrong_line);
+    FA_EXPECT(t, inner.passed == 6 && inner.failed == 2,
+              "status expectations: %d passed, %d failed, want 6 and 2", inner.passed,
+              inner.failed);
+    FA_EXPECT(t, strstr(out, where) != NULL && strstr(out, "wrong word: message") != NULL,
+              "a failing status expectation names its caller's line (%s): %s", where, out);
+    FA_EXPECT(t, strstr(out, "ref: got FA_ERR_NOT_IMPLEMENTED") != NULL,
+              "a reference may not answer \"not implemented\": %s", out);
+}
+
 /** The one max of the course keeps NaN, orders +0 above -0 and matches max.NaN.f32 bit for bit. */
 static void test_max_nan(fa_tests *t)
 {
@@ -1083,5 +1152,6 @@ int main(void)
     test_bytes(&t);
     test_stage_flags(&t);
     test_todo_message(&t);
+    test_stage_test_helpers(&t);
     return fa_tests_finish(&t);
 }
