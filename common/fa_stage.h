@@ -83,8 +83,13 @@ typedef struct fa_run_options {
 /** A milestone as a stage exposes it to the harness. */
 typedef struct fa_milestone_check {
     int number;  /**< M number; title, versions and problem flags come from fa_milestones.h */
-    /** Calls the implementation on an empty problem: FA_OK, or FA_ERR_NOT_IMPLEMENTED. No GPU needed. */
-    fa_status (*probe)(fa_impl impl);
+    /**
+     * Calls the implementation on an empty problem: FA_OK, or
+     * FA_ERR_NOT_IMPLEMENTED. No GPU needed. @p options are the run's: a
+     * milestone with several versions probes options->version when it is
+     * non-zero, so `--version 3` of an unwritten version 3 says so.
+     */
+    fa_status (*probe)(fa_impl impl, const fa_run_options *options);
     /** Runs every fixture and random case; fills @p result (passed, failed, error...). */
     void (*check)(fa_impl impl, const fa_run_options *options, fa_result *result);
     /**

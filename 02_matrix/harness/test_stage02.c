@@ -25,6 +25,7 @@
 #include "fa_check.h"
 #include "fa_cli.h"
 #include "fa_half.h"
+#include "fa_milestones.h"
 #include "fa_reference.h"
 #include "fa_rng.h"
 #include "fa_stage.h"
@@ -830,7 +831,13 @@ static void test_versions_walk(fa_tests *t)
     FA_EXPECT(t, two.runs[0] == 1 && two.runs[1] == 1 && two.runs[2] == 0 && two.runs[3] == 0,
               "only the written versions run (runs %d %d %d %d)", two.runs[0], two.runs[1],
               two.runs[2], two.runs[3]);
-    FA_EXPECT(t, versions_probe(&fake_walk, &two) == FA_OK, "the probe: implemented");
+    FA_EXPECT(t, versions_probe(&fake_walk, &two, 0) == FA_OK, "the probe: implemented");
+    fa_clear_error();
+    FA_EXPECT(t, versions_probe(&fake_walk, &two, 3) == FA_ERR_NOT_IMPLEMENTED &&
+                     strstr(fa_last_error(), "FA_TODO_VERSION(99, 3)") != NULL,
+              "the probe of --version 3, not written: its marker (%s)", fa_last_error());
+    FA_EXPECT(t, versions_probe(&fake_walk, &two, 2) == FA_OK,
+              "the probe of --version 2, written: implemented");
     const fa_run_options all = {.seed = TEST_SEED};
     FA_EXPECT(t, versions_timed(&fake_walk, &two, &all) == 2,
               "the timing measures the most advanced version written");
@@ -855,7 +862,7 @@ static void test_versions_walk(fa_tests *t)
                      strstr(r.detail, "FA_TODO_VERSION(99, 1)") != NULL,
               "nothing written: not implemented, naming version 1 (%s)", r.detail);
     fa_clear_error();
-    FA_EXPECT(t, versions_probe(&fake_walk, &none) == FA_ERR_NOT_IMPLEMENTED &&
+    FA_EXPECT(t, versions_probe(&fake_walk, &none, 0) == FA_ERR_NOT_IMPLEMENTED &&
                      strstr(fa_last_error(), "version 1 ") != NULL,
               "the probe of nothing written names version 1: %s", fa_last_error());
     FA_EXPECT(t, versions_timed(&fake_walk, &none, &all) == 0, "nothing written: nothing to time");
@@ -873,7 +880,39 @@ static void test_versions_walk(fa_tests *t)
     FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED &&
                      strstr(r.detail, "not written yet: v1 one, v3 three, v4 four") != NULL,
               "version 2 without version 1 still runs and passes (%s)", r.detail);
+    FA_EXPECT(t, versions_probe(&fake_walk, &skipped, 0) == FA_OK,
+              "version 2 without version 1: the probe lets the check run");
 }
+
+#if FA_HAVE_CUDA
+/**
+ * `stage02 --impl learner --milestone 7 --version 3` says "not implemented"
+ * while version 3 is unwritten, GPU or not: the probes of M7 and M8 ask the
+ * version of --version, and return before any CUDA call. Every version of
+ * the reference is written; a learner's version is written, or its
+ * message names that version's marker, not version 1's.
+ */
+static void test_version_probes(fa_tests *t)
+{
+    for (int i = 0; i < stage02.count; ++i) {
+        const fa_milestone_check *m = &stage02.checks[i];
+        for (int v = 1; v <= fa_milestone(m->number)->versions; ++v) {
+            const fa_run_options options = {.seed = TEST_SEED, .version = v};
+            fa_clear_error();
+            FA_EXPECT_STATUS(t, m->probe(FA_IMPL_REFERENCE, &options), FA_OK, NULL,
+                             "M%d reference probe, --version %d", m->number, v);
+            char marker[64];
+            snprintf(marker, sizeof marker, "FA_TODO_VERSION(%d, %d)", m->number, v);
+            fa_clear_error();
+            const fa_status learner = m->probe(FA_IMPL_LEARNER, &options);
+            FA_EXPECT(t, learner == FA_OK || (learner == FA_ERR_NOT_IMPLEMENTED &&
+                                              strstr(fa_last_error(), marker) != NULL),
+                      "M%d learner probe, --version %d: %s, \"%s\" (want OK or %s)", m->number,
+                      v, fa_status_name(learner), fa_last_error(), marker);
+        }
+    }
+}
+#endif
 
 /* ==== gpu ================================================================================== */
 
@@ -918,8 +957,8 @@ static void gpu_milestone_checks(fa_tests *t)
     const fa_run_options options = {.seed = TEST_SEED, .quick = false};
     for (int i = 0; i < stage02.count; ++i) {
         const fa_milestone_check *m = &stage02.checks[i];
-        FA_EXPECT(t, m->probe(FA_IMPL_REFERENCE) == FA_OK, "M%d reference probe: %s", m->number,
-                  fa_last_error());
+        FA_EXPECT(t, m->probe(FA_IMPL_REFERENCE, &options) == FA_OK, "M%d reference probe: %s",
+                  m->number, fa_last_error());
         fa_result result = {0};
         m->check(FA_IMPL_REFERENCE, &options, &result);
         FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED, "reference M%d: %s", m->number,
@@ -1213,6 +1252,9 @@ int main(int argc, char **argv)
         test_dot_model_within_bound, test_dot_depth,            test_matmul_fp32_model,
         test_tensor_core_bound,  test_matmul_transpose_identity, test_bad_inputs,
         test_size_limits,        test_driver_flags,             test_versions_walk,
+#if FA_HAVE_CUDA
+        test_version_probes,
+#endif
     };
 #if FA_HAVE_CUDA
     static const fa_test_fn gpu[] = {

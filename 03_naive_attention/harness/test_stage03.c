@@ -1245,7 +1245,7 @@ static fa_result check_reference(int number, const fa_run_options *options)
         if (m->number != number)
             continue;
         result = (fa_result){0};
-        if (fa_result_status(&result, "probe", m->probe(FA_IMPL_REFERENCE)))
+        if (fa_result_status(&result, "probe", m->probe(FA_IMPL_REFERENCE, options)))
             m->check(FA_IMPL_REFERENCE, options, &result);
     }
     return result;

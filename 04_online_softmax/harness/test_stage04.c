@@ -1485,8 +1485,8 @@ static void test_reference_checks(fa_tests *t)
     const fa_run_options options = {.seed = SEED, .quick = false};
     for (int i = 0; i < stage04.count; ++i) {
         const fa_milestone_check *m = &stage04.checks[i];
-        FA_EXPECT(t, m->probe(FA_IMPL_REFERENCE) == FA_OK, "M%d reference probe: %s", m->number,
-                  fa_last_error());
+        FA_EXPECT(t, m->probe(FA_IMPL_REFERENCE, &options) == FA_OK, "M%d reference probe: %s",
+                  m->number, fa_last_error());
         fa_result result = {0};
         m->check(FA_IMPL_REFERENCE, &options, &result);
         FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED, "M%d reference: %s: %s", m->number,
