@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fa_cli.h"
+#include "fa_milestones.h"
+
 enum { LABEL_CAP = 256 };
 
 bool fa_expect(fa_tests *t, bool ok, const char *expr, const char *file, int line,
@@ -161,4 +164,49 @@ bool fa_expect_status_of(fa_tests *t, bool learner, fa_status got, fa_status exp
     const bool ok = expect_status(t, learner, got, expected, needle, file, line, format, args);
     va_end(args);
     return ok;
+}
+
+bool fa_expect_usage_error(fa_tests *t, int stage, const char *const *words, const char *file,
+                           int line)
+{
+    char shown[LABEL_CAP] = "";
+    for (int w = 0; words[w] != NULL; w++) {
+        const size_t used = strlen(shown);
+        snprintf(shown + used, sizeof shown - used, "%s%s", w > 0 ? " " : "", words[w]);
+    }
+    fa_stage_request request;
+    const int exit_code =
+        fa_stage_parse_words(words, stage, &request) == FA_CLI_ERROR ? FA_EXIT_USAGE : 0;
+    return fa_expect(t, exit_code == FA_EXIT_USAGE, "exit code == FA_EXIT_USAGE", file, line,
+                     "%s: exit %d, expected %d", shown, exit_code, FA_EXIT_USAGE);
+}
+
+void fa_expect_reference_checks(fa_tests *t, const fa_stage_desc *stage,
+                                const fa_run_options *options, const char *file, int line)
+{
+    int listed = 0;
+    for (int number = 1; number <= FA_MILESTONE_COUNT; number++) {
+        if (fa_milestone(number)->stage != stage->number)
+            continue;
+        listed++;
+        bool found = false;
+        for (int i = 0; i < stage->count; i++)
+            found = found || stage->checks[i].number == number;
+        fa_expect(t, found, "the stage checks its milestone", file, line,
+                  "stage %02d has no check of M%d", stage->number, number);
+    }
+    fa_expect(t, stage->count == listed, "one check per milestone", file, line,
+              "stage %02d has %d checks for its %d milestones", stage->number, stage->count,
+              listed);
+    for (int i = 0; i < stage->count; i++) {
+        const fa_milestone_check *m = &stage->checks[i];
+        fa_clear_error();
+        fa_expect(t, m->probe(FA_IMPL_REFERENCE, options) == FA_OK, "the reference is written",
+                  file, line, "M%d reference probe: %s", m->number, fa_last_error());
+        fa_result result = {FA_OUTCOME_PASSED, "", 0, ""};
+        m->check(FA_IMPL_REFERENCE, options, &result);
+        fa_expect(t, result.outcome == FA_OUTCOME_PASSED, "the reference passes", file, line,
+                  "M%d reference: %s: %s", m->number, fa_outcome_name(result.outcome),
+                  result.detail);
+    }
 }

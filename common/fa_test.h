@@ -14,7 +14,9 @@
  * Below the reporter, the helpers every stage's tests share: host arrays that
  * cannot fail (fa_must_alloc()), bit-for-bit comparisons of floats, and the
  * expectations on a launcher's status and message (FA_EXPECT_STATUS,
- * FA_EXPECT_LEARNER_STATUS), which report the caller's file and line.
+ * FA_EXPECT_LEARNER_STATUS), on a driver's command line
+ * (FA_EXPECT_USAGE_ERROR) and on a stage's reference checks
+ * (FA_EXPECT_REFERENCE_CHECKS), which report the caller's file and line.
  */
 #ifndef FA_TEST_H
 #define FA_TEST_H
@@ -24,6 +26,7 @@
 #include <stdint.h>
 
 #include "fa_half.h"
+#include "fa_stage.h"
 #include "fa_status.h"
 
 #ifdef __cplusplus
@@ -166,6 +169,33 @@ bool fa_expect_status_of(fa_tests *t, bool learner, fa_status got, fa_status exp
 #define FA_EXPECT_STATUS_OF(t, learner, got, expected, needle, ...)                            \
     fa_expect_status_of((t), (learner), (got), (expected), (needle), __FILE__, __LINE__,       \
                         __VA_ARGS__)
+
+/**
+ * Records that stage @p stage's driver refuses the command line @p words
+ * (fa_stage_parse_words(): NULL-terminated, the program's name first) with
+ * the usage exit code, FA_EXIT_USAGE, before any GPU work. @p file and
+ * @p line are the caller's (FA_EXPECT_USAGE_ERROR passes them).
+ */
+bool fa_expect_usage_error(fa_tests *t, int stage, const char *const *words, const char *file,
+                           int line);
+
+/** fa_expect_usage_error() at the caller's file and line. */
+#define FA_EXPECT_USAGE_ERROR(t, stage, words) \
+    fa_expect_usage_error((t), (stage), (words), __FILE__, __LINE__)
+
+/**
+ * Records that @p stage lists exactly the milestones the course map gives
+ * it (fa_milestones.h), and that each passes on the reference kernels with
+ * @p options: its probe says it is written and its check passes (a GPU
+ * test). @p file and @p line are the caller's (FA_EXPECT_REFERENCE_CHECKS
+ * passes them).
+ */
+void fa_expect_reference_checks(fa_tests *t, const fa_stage_desc *stage,
+                                const fa_run_options *options, const char *file, int line);
+
+/** fa_expect_reference_checks() at the caller's file and line. */
+#define FA_EXPECT_REFERENCE_CHECKS(t, stage, options) \
+    fa_expect_reference_checks((t), (stage), (options), __FILE__, __LINE__)
 
 #ifdef __cplusplus
 }

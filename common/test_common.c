@@ -997,6 +997,100 @@ static void test_stage_test_helpers(fa_tests *t)
               "a reference may not answer \"not implemented\": %s", out);
 }
 
+/* A fake stage 01 of four milestones for the stage-level helpers: M3 is not
+ * written, M4 fails, M5 has no check. Plain C: no GPU is involved. */
+static fa_status fake_written(fa_impl impl, const fa_run_options *options)
+{
+    (void)impl;
+    (void)options;
+    return FA_OK;
+}
+
+static fa_status fake_unwritten(fa_impl impl, const fa_run_options *options)
+{
+    (void)impl;
+    (void)options;
+    return fa_fail(FA_ERR_NOT_IMPLEMENTED, "M3 fake is not implemented yet");
+}
+
+static void fake_passes(fa_impl impl, const fa_run_options *options, fa_result *result)
+{
+    (void)impl;
+    (void)options;
+    result->cases += 2;
+    fa_result_pass(result, "%d fake cases", result->cases);
+}
+
+static void fake_fails(fa_impl impl, const fa_run_options *options, fa_result *result)
+{
+    (void)impl;
+    (void)options;
+    result->cases += 1;
+    fa_result_fail(result, "fake 0", "at (row 1, col 2): got 3, want 4");
+}
+
+static const fa_milestone_check fake_checks[] = {
+    {1, fake_written, fake_passes, NULL},
+    {2, fake_written, fake_passes, NULL},
+    {3, fake_unwritten, fake_passes, NULL},
+    {4, fake_written, fake_fails, NULL},
+};
+static const fa_stage_desc fake_stage = {1, fake_checks, 4, NULL};
+
+/** A milestone as the driver runs it, a command line the driver refuses, a stage's checks. */
+static void test_stage_helpers(fa_tests *t)
+{
+    const fa_run_options options = {.seed = 1};
+    fa_result r = fa_stage_check(&fake_stage, 2, FA_IMPL_REFERENCE, &options);
+    FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == 2, "M2: %s", r.detail);
+    r = fa_stage_check(&fake_stage, 3, FA_IMPL_LEARNER, &options);
+    FA_EXPECT(t, r.outcome == FA_OUTCOME_NOT_IMPLEMENTED && r.cases == 0 &&
+                     strstr(r.detail, "M3 fake is not implemented") != NULL,
+              "an unwritten milestone is not checked: %s", r.detail);
+    r = fa_stage_check(&fake_stage, 4, FA_IMPL_REFERENCE, &options);
+    FA_EXPECT(t, r.outcome == FA_OUTCOME_FAILED && strcmp(r.failed_case, "fake 0") == 0,
+              "M4: %s", r.detail);
+    r = fa_stage_check(&fake_stage, 6, FA_IMPL_REFERENCE, &options);
+    FA_EXPECT(t, r.outcome == FA_OUTCOME_ERROR && strstr(r.detail, "M6 is not a milestone") != NULL,
+              "M6: %s", r.detail);
+
+    fa_stage_request request;
+    static const char *const rerun[] = {"stage02", "--milestone", "7", "--case",
+                                        "v1 naive NN random 0 1x1x1", NULL};
+    FA_EXPECT(t, fa_stage_parse_words(rerun, 2, &request) == FA_CLI_OK &&
+                     request.milestone == 7 && request.run.case_name == rerun[4],
+              "a command line as words, a case name with spaces among them");
+
+    fa_tests inner = {0};
+    char out[CLI_TEXT], err[CLI_TEXT], where[64];
+    static const char *const refused[] = {"stage02", "--milestone", "5", NULL};
+    static const char *const accepted[] = {"stage02", "--milestone", "7", NULL};
+    capture c;
+    capture_begin(&c);
+    FA_EXPECT_USAGE_ERROR(&inner, 2, refused);
+    const int accepted_line = __LINE__ + 1;
+    FA_EXPECT_USAGE_ERROR(&inner, 2, accepted);
+    capture_end(&c, out, err, sizeof out);
+    snprintf(where, sizeof where, "test_common.c:%d: ", accepted_line);
+    FA_EXPECT(t, inner.passed == 1 && inner.failed == 1 && strstr(out, where) != NULL &&
+                     strstr(out, "stage02 --milestone 7: exit 0, expected 2") != NULL,
+              "usage errors: %d passed, %d failed: %s", inner.passed, inner.failed, out);
+
+    /* Coverage: M1..M4 found, M5 missing, 4 checks for 5; probes: M3's fails; checks: M4's. */
+    inner = (fa_tests){0};
+    capture_begin(&c);
+    const int checks_line = __LINE__ + 1;
+    FA_EXPECT_REFERENCE_CHECKS(&inner, &fake_stage, &options);
+    capture_end(&c, out, err, sizeof out);
+    snprintf(where, sizeof where, "test_common.c:%d: ", checks_line);
+    FA_EXPECT(t, inner.passed == 10 && inner.failed == 4, "reference checks: %d passed, %d failed",
+              inner.passed, inner.failed);
+    FA_EXPECT(t, strstr(out, where) != NULL && strstr(out, "no check of M5") != NULL &&
+                     strstr(out, "M3 reference probe") != NULL &&
+                     strstr(out, "M4 reference: failed") != NULL,
+              "each failure is named, at the caller's line: %s", out);
+}
+
 /** The one max of the course keeps NaN, orders +0 above -0 and matches max.NaN.f32 bit for bit. */
 static void test_max_nan(fa_tests *t)
 {
@@ -1153,5 +1247,6 @@ int main(void)
     test_stage_flags(&t);
     test_todo_message(&t);
     test_stage_test_helpers(&t);
+    test_stage_helpers(&t);
     return fa_tests_finish(&t);
 }

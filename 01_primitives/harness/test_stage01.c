@@ -529,35 +529,24 @@ static void test_row_bad_input(fa_tests *t)
  */
 static void test_driver_flags(fa_tests *t)
 {
-    static const char *const bad[][5] = {
-        {"stage01", "--impl", "nonsense", NULL, NULL},
-        {"stage01", "--impl", NULL, NULL, NULL},
-        {"stage01", "--milestone", "three", NULL, NULL},
-        {"stage01", "--milestone", "26", NULL, NULL},
-        {"stage01", "--milestone", "6", NULL, NULL}, /* a milestone of another stage */
-        {"stage01", "--seed", "12x", NULL, NULL},
-        {"stage01", "--seed", "-1", NULL, NULL},
-        {"stage01", "--no-such-flag", NULL, NULL, NULL},
-        {"stage01", "--version", "2", NULL, NULL},              /* --version needs --milestone */
-        {"stage01", "--milestone", "1", "--version", "1"},      /* M1 has one version */
-        {"stage01", "--nq", "64", NULL, NULL},                  /* no stage-01 milestone reads it */
-        {"stage01", "--n", "-1", NULL, NULL},                   /* sizes are >= 0 */
+    static const char *const bad[][6] = {
+        {"stage01", "--impl", "nonsense"},
+        {"stage01", "--impl"},
+        {"stage01", "--milestone", "three"},
+        {"stage01", "--milestone", "26"},
+        {"stage01", "--milestone", "6"},                       /* a milestone of another stage */
+        {"stage01", "--seed", "12x"},
+        {"stage01", "--seed", "-1"},
+        {"stage01", "--no-such-flag"},
+        {"stage01", "--version", "2"},                         /* --version needs --milestone */
+        {"stage01", "--milestone", "1", "--version", "1"},     /* M1 has one version */
+        {"stage01", "--nq", "64"},                             /* no stage-01 milestone reads it */
+        {"stage01", "--n", "-1"},                              /* sizes are >= 0 */
         {"stage01", "--n", "77", "--case", "vector_add random n=1"}, /* a case or a problem */
-        {"stage01", "--milestone", "4", "--n", "77"},           /* M4 reads --rows --cols */
+        {"stage01", "--milestone", "4", "--n", "77"},          /* M4 reads --rows --cols */
     };
-    for (int c = 0; c < COUNT_OF(bad); ++c) {
-        char *argv[6] = {NULL};
-        int argc = 0;
-        while (argc < 5 && bad[c][argc] != NULL) {
-            argv[argc] = (char *)bad[c][argc];
-            argc++;
-        }
-        fa_stage_request request;
-        const int code = fa_stage_parse(argc, argv, 1, &request) == FA_CLI_ERROR ? FA_EXIT_USAGE : 0;
-        FA_EXPECT(t, code == FA_EXIT_USAGE, "stage01 %s %s %s %s: exit %d, expected %d",
-                  bad[c][1], bad[c][2] ? bad[c][2] : "", bad[c][3] ? bad[c][3] : "",
-                  bad[c][4] ? bad[c][4] : "", code, FA_EXIT_USAGE);
-    }
+    for (int c = 0; c < COUNT_OF(bad); ++c)
+        FA_EXPECT_USAGE_ERROR(t, 1, bad[c]);
     char *help[] = {"stage01", "--help", NULL};
     fa_stage_request request;
     FA_EXPECT(t, fa_stage_parse(2, help, 1, &request) == FA_CLI_HELP,
@@ -611,15 +600,7 @@ static fa_status device_array(float **device, const float *host, int64_t count)
 static void test_reference_checks(fa_tests *t)
 {
     const fa_run_options options = {.seed = SEED, .quick = false};
-    for (int i = 0; i < stage01.count; ++i) {
-        const fa_milestone_check *m = &stage01.checks[i];
-        FA_EXPECT(t, m->probe(FA_IMPL_REFERENCE, &options) == FA_OK, "M%d reference probe: %s",
-                  m->number, fa_last_error());
-        fa_result result = {0};
-        m->check(FA_IMPL_REFERENCE, &options, &result);
-        FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED, "M%d reference: %s: %s", m->number,
-                  fa_outcome_name(result.outcome), result.detail);
-    }
+    FA_EXPECT_REFERENCE_CHECKS(t, &stage01, &options);
 }
 
 /** The row kernels replay the model's tree: their results agree bit for bit. */

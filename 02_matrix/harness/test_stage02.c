@@ -687,18 +687,6 @@ static void test_size_limits(fa_tests *t)
 
 /* ==== cpu: the driver's flags =============================================================== */
 
-/** Builds argv from @p words (NULL-terminated, at most 7) and parses it for stage 02. */
-static int parse_words(const char *const *words, fa_stage_request *request)
-{
-    char *argv[8] = {NULL};
-    int argc = 0;
-    while (argc < 7 && words[argc] != NULL) {
-        argv[argc] = (char *)words[argc];
-        argc++;
-    }
-    return fa_stage_parse(argc, argv, 2, request);
-}
-
 /**
  * Every bad command line of stage 02's own flags (milestones, versions,
  * problem flags, --case) gets the usage exit code, 2, before any GPU work;
@@ -726,41 +714,34 @@ static void test_driver_flags(fa_tests *t)
         {"stage02", "--k", "5", "--case", "v1 naive NN random 0 1x1x1", NULL}, /* a case or a problem */
         {"stage02", "--bench", "--m", "5", NULL},
     };
-    for (int c = 0; c < COUNT_OF(bad); ++c) {
-        fa_stage_request request;
-        const int code = parse_words(bad[c], &request) == FA_CLI_ERROR ? FA_EXIT_USAGE : 0;
-        char line[160] = "";
-        for (int w = 1; bad[c][w] != NULL; ++w)
-            snprintf(line + strlen(line), sizeof line - strlen(line), " %s", bad[c][w]);
-        FA_EXPECT(t, code == FA_EXIT_USAGE, "stage02%s: exit %d, expected %d", line, code,
-                  FA_EXIT_USAGE);
-    }
+    for (int c = 0; c < COUNT_OF(bad); ++c)
+        FA_EXPECT_USAGE_ERROR(t, 2, bad[c]);
 
     fa_stage_request request;
     static const char *const version[] = {"stage02", "--milestone", "7", "--version", "4", NULL};
-    FA_EXPECT(t, parse_words(version, &request) == FA_CLI_OK && request.milestone == 7 &&
-                     request.run.version == 4,
+    FA_EXPECT(t, fa_stage_parse_words(version, 2, &request) == FA_CLI_OK &&
+                     request.milestone == 7 && request.run.version == 4,
               "--milestone 7 --version 4 must select M7's tensor-core version");
     static const char *const matmul[] = {"stage02", "--m", "3", "--n", "5", "--k", "7", NULL};
-    FA_EXPECT(t, parse_words(matmul, &request) == FA_CLI_OK &&
+    FA_EXPECT(t, fa_stage_parse_words(matmul, 2, &request) == FA_CLI_OK &&
                      request.run.problem.given == (FA_PROBLEM_M | FA_PROBLEM_N | FA_PROBLEM_K) &&
                      request.run.problem.m == 3 && request.run.problem.n == 5 &&
                      request.run.problem.k == 7,
               "--m 3 --n 5 --k 7 must describe a 3 x 5 x 7 product");
     static const char *const dot[] = {"stage02", "--n", "77", "--dtype", "bf16", NULL};
-    FA_EXPECT(t, parse_words(dot, &request) == FA_CLI_OK &&
+    FA_EXPECT(t, fa_stage_parse_words(dot, 2, &request) == FA_CLI_OK &&
                      request.run.problem.given == (FA_PROBLEM_N | FA_PROBLEM_DTYPE) &&
                      request.run.problem.n == 77 && request.run.problem.dtype == FA_BF16,
               "--n 77 --dtype bf16 must describe a bf16 dot product of 77 elements");
     static const char *const rows[] = {"stage02", "--rows", "3", "--cols", "5", NULL};
-    FA_EXPECT(t, parse_words(rows, &request) == FA_CLI_OK &&
+    FA_EXPECT(t, fa_stage_parse_words(rows, 2, &request) == FA_CLI_OK &&
                      request.run.problem.given == (FA_PROBLEM_ROWS | FA_PROBLEM_COLS) &&
                      request.run.problem.rows == 3 && request.run.problem.cols == 5,
               "--rows 3 --cols 5 must describe a 3 x 5 transpose");
     static const char *const rerun[] = {"stage02", "--milestone", "8", "--version", "2",
                                         "--case", "v2 smem_tiled random 3 31x32", NULL};
-    FA_EXPECT(t, parse_words(rerun, &request) == FA_CLI_OK && request.run.version == 2 &&
-                     request.run.case_name != NULL &&
+    FA_EXPECT(t, fa_stage_parse_words(rerun, 2, &request) == FA_CLI_OK &&
+                     request.run.version == 2 && request.run.case_name != NULL &&
                      strcmp(request.run.case_name, "v2 smem_tiled random 3 31x32") == 0,
               "a rerun line (--milestone 8 --version 2 --case ...) must parse");
 }
@@ -955,25 +936,7 @@ static float *download_checked(fa_tests *t, const char *label, const float *devi
 static void gpu_milestone_checks(fa_tests *t)
 {
     const fa_run_options options = {.seed = TEST_SEED, .quick = false};
-    for (int i = 0; i < stage02.count; ++i) {
-        const fa_milestone_check *m = &stage02.checks[i];
-        FA_EXPECT(t, m->probe(FA_IMPL_REFERENCE, &options) == FA_OK, "M%d reference probe: %s",
-                  m->number, fa_last_error());
-        fa_result result = {0};
-        m->check(FA_IMPL_REFERENCE, &options, &result);
-        FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED, "reference M%d: %s", m->number,
-                  result.detail);
-    }
-}
-
-/** Runs milestone @p number's check of the reference with @p options; returns the result. */
-static fa_result reference_check(int number, const fa_run_options *options)
-{
-    fa_result result = {0};
-    for (int i = 0; i < stage02.count; ++i)
-        if (stage02.checks[i].number == number)
-            stage02.checks[i].check(FA_IMPL_REFERENCE, options, &result);
-    return result;
+    FA_EXPECT_REFERENCE_CHECKS(t, &stage02, &options);
 }
 
 /**
@@ -985,19 +948,19 @@ static void gpu_case_selection(fa_tests *t)
 {
     fa_run_options options = {.seed = TEST_SEED, .version = 1,
                               .case_name = "v1 naive NN random 4 31x33x7"};
-    fa_result r = reference_check(7, &options);
+    fa_result r = fa_stage_check(&stage02, 7, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == 1,
               "--version 1 --case must run exactly its case: %s, %d cases", r.detail, r.cases);
     options = (fa_run_options){.seed = TEST_SEED,
                                .case_name = "v3 register_blocked NT fixture 'A * identity'"};
-    r = reference_check(7, &options);
+    r = fa_stage_check(&stage02, 7, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == 1,
               "--case of version 3 must run exactly its case: %s, %d cases", r.detail, r.cases);
     options.case_name = "no such case";
-    r = reference_check(8, &options);
+    r = fa_stage_check(&stage02, 8, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, r.cases == 0, "an unknown --case must run nothing (%d cases)", r.cases);
     options.case_name = "bf16 random 8 n=255";
-    r = reference_check(6, &options);
+    r = fa_stage_check(&stage02, 6, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == 1,
               "--case of M6 must run exactly its case: %s, %d cases", r.detail, r.cases);
 
@@ -1006,17 +969,17 @@ static void gpu_case_selection(fa_tests *t)
     options.problem.m = 5;
     options.problem.n = 7;
     options.problem.k = 3;
-    r = reference_check(7, &options);
+    r = fa_stage_check(&stage02, 7, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == MATMUL_VERSIONS,
               "--m 5 --n 7 --k 3 must run one case per version: %s, %d cases", r.detail, r.cases);
     options.version = 2;
-    r = reference_check(7, &options);
+    r = fa_stage_check(&stage02, 7, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == 1,
               "--version 2 --m 5 --n 7 --k 3 must run its one case: %s, %d cases", r.detail,
               r.cases);
     options.problem.given = FA_PROBLEM_M;
     options.problem.m = (int64_t)MATRIX_MAX_ROWS + 1;
-    r = reference_check(7, &options);
+    r = fa_stage_check(&stage02, 7, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, r.outcome == FA_OUTCOME_ERROR && strstr(r.detail, "m = ") != NULL,
               "a problem the launcher refuses reports its error: %s", r.detail);
 
@@ -1024,7 +987,7 @@ static void gpu_case_selection(fa_tests *t)
     options.problem.given = FA_PROBLEM_N | FA_PROBLEM_DTYPE;
     options.problem.n = 77;
     options.problem.dtype = FA_BF16;
-    r = reference_check(6, &options);
+    r = fa_stage_check(&stage02, 6, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == 1,
               "--n 77 --dtype bf16 must run its one case: %s, %d cases", r.detail, r.cases);
 
@@ -1032,12 +995,12 @@ static void gpu_case_selection(fa_tests *t)
     options.problem.given = FA_PROBLEM_ROWS | FA_PROBLEM_COLS;
     options.problem.rows = 3;
     options.problem.cols = 5;
-    r = reference_check(8, &options);
+    r = fa_stage_check(&stage02, 8, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == 2,
               "--rows 3 --cols 5 must run one case per version: %s, %d cases", r.detail, r.cases);
     options.problem.given = FA_PROBLEM_COLS;
     options.problem.cols = (int64_t)INT32_MAX + 1;
-    r = reference_check(8, &options);
+    r = fa_stage_check(&stage02, 8, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, r.outcome == FA_OUTCOME_ERROR && strstr(r.detail, "cols = ") != NULL,
               "a transpose the launcher refuses reports its error: %s", r.detail);
 }

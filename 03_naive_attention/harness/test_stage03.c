@@ -1114,61 +1114,43 @@ static void test_overflow_boundaries(fa_tests *t)
 /* ==== the driver's flags ===================================================================== */
 
 /**
- * Parses the stage-03 driver's command line "stage03 " + @p line, split at
- * spaces (so no flag value here holds one), as fa_stage_main() does first.
- * @return FA_CLI_OK, FA_CLI_HELP or FA_CLI_ERROR (exit code FA_EXIT_USAGE).
- */
-static int parse_line(const char *line, fa_stage_request *request)
-{
-    enum { MOST_WORDS = 16 };
-    char words[256];
-    char *argv[MOST_WORDS + 1] = {"stage03"};
-    int argc = 1;
-    snprintf(words, sizeof words, "%s", line);
-    for (char *word = strtok(words, " "); word != NULL && argc < MOST_WORDS;
-         word = strtok(NULL, " "))
-        argv[argc++] = word;
-    return fa_stage_parse(argc, argv, 3, request);
-}
-
-/**
  * Every bad command line of the stage-03 driver gets the usage exit code, 2,
  * before any GPU work (the parser is plain C: this holds without CUDA too);
  * the problem flags of the attention milestones describe their problem.
  */
 static void test_driver_flags(fa_tests *t)
 {
-    static const char *const bad[] = {
-        "--milestone 8",                   /* a milestone of stage 02 */
-        "--milestone 13",                  /* and of stage 04 */
-        "--milestone nine",
-        "--version 1",                     /* --version needs --milestone */
-        "--milestone 9 --version 1",       /* M9 has one version */
-        "--rows 4",                        /* no stage-03 milestone reads it */
-        "--heads-kv 2",                    /* stage 03 has one kind of head */
-        "--nq -1",                         /* sizes are >= 0 */
-        "--d 0",                           /* a head dimension is >= 1 */
-        "--mask diagonal",
-        "--dtype fp64",
-        "--nq 113 --case fixture",         /* a case of the checks, or a problem: not both */
-        "--milestone 9 --mask causal",     /* the scores take no mask */
-        "--milestone 10 --d 64",           /* the softmax no head dimension */
-        "--milestone 10 --dtype bf16",     /* nor a dtype: its scores are fp32 */
-        "--milestone 11 --mask causal",    /* P.V takes no mask */
-        "--bench --nq 64",                 /* the benchmark has its own sizes */
-        "--no-such-flag",
+    static const char *const bad[][8] = {
+        {"stage03", "--milestone", "8"},                      /* a milestone of stage 02 */
+        {"stage03", "--milestone", "13"},                     /* and of stage 04 */
+        {"stage03", "--milestone", "nine"},
+        {"stage03", "--version", "1"},                        /* --version needs --milestone */
+        {"stage03", "--milestone", "9", "--version", "1"},    /* M9 has one version */
+        {"stage03", "--rows", "4"},                           /* no stage-03 milestone reads it */
+        {"stage03", "--heads-kv", "2"},                       /* stage 03 has one kind of head */
+        {"stage03", "--nq", "-1"},                            /* sizes are >= 0 */
+        {"stage03", "--d", "0"},                              /* a head dimension is >= 1 */
+        {"stage03", "--mask", "diagonal"},
+        {"stage03", "--dtype", "fp64"},
+        {"stage03", "--nq", "113", "--case", "fixture"},      /* a case or a problem, not both */
+        {"stage03", "--milestone", "9", "--mask", "causal"},  /* the scores take no mask */
+        {"stage03", "--milestone", "10", "--d", "64"},        /* the softmax no head dimension */
+        {"stage03", "--milestone", "10", "--dtype", "bf16"},  /* nor a dtype: its scores are fp32 */
+        {"stage03", "--milestone", "11", "--mask", "causal"}, /* P.V takes no mask */
+        {"stage03", "--bench", "--nq", "64"},                 /* the benchmark has its own sizes */
+        {"stage03", "--no-such-flag"},
     };
+    for (int c = 0; c < COUNT_OF(bad); ++c)
+        FA_EXPECT_USAGE_ERROR(t, 3, bad[c]);
     fa_stage_request request;
-    for (int c = 0; c < COUNT_OF(bad); ++c) {
-        const int code = parse_line(bad[c], &request) == FA_CLI_ERROR ? FA_EXIT_USAGE : 0;
-        FA_EXPECT(t, code == FA_EXIT_USAGE, "stage03 %s: exit %d, expected %d", bad[c], code,
-                  FA_EXIT_USAGE);
-    }
-    FA_EXPECT(t, parse_line("--help", &request) == FA_CLI_HELP,
+    static const char *const help[] = {"stage03", "--help", NULL};
+    FA_EXPECT(t, fa_stage_parse_words(help, 3, &request) == FA_CLI_HELP,
               "stage03 --help must print the usage and exit 0");
 
     const unsigned given = FA_PROBLEM_NQ | FA_PROBLEM_NK | FA_PROBLEM_D | FA_PROBLEM_MASK;
-    FA_EXPECT(t, parse_line("--nq 113 --nk 203 --d 64 --mask causal", &request) == FA_CLI_OK &&
+    static const char *const attention[] = {"stage03", "--nq", "113", "--nk", "203",
+                                            "--d", "64", "--mask", "causal", NULL};
+    FA_EXPECT(t, fa_stage_parse_words(attention, 3, &request) == FA_CLI_OK &&
                      request.run.problem.given == given && request.run.problem.nq == 113 &&
                      request.run.problem.nk == 203 && request.run.problem.d == 64 &&
                      request.run.problem.mask == FA_MASK_CAUSAL_TOP_LEFT,
@@ -1176,12 +1158,16 @@ static void test_driver_flags(fa_tests *t)
     FA_EXPECT(t, fa_milestone_reads(12, given) && !fa_milestone_reads(9, given) &&
                      !fa_milestone_reads(10, given) && !fa_milestone_reads(11, given),
               "that problem is M12's: M9 and M11 take no mask, M10 no head dimension");
-    FA_EXPECT(t, parse_line("--milestone 10 --batch 2 --heads 3 --nq 5 --nk 300 "
-                            "--mask causal-bottom-right", &request) == FA_CLI_OK &&
+    static const char *const softmax[] = {"stage03", "--milestone", "10", "--batch", "2",
+                                          "--heads", "3", "--nq", "5", "--nk", "300",
+                                          "--mask", "causal-bottom-right", NULL};
+    FA_EXPECT(t, fa_stage_parse_words(softmax, 3, &request) == FA_CLI_OK &&
                      request.run.problem.batch == 2 && request.run.problem.heads == 3 &&
                      request.run.problem.mask == FA_MASK_CAUSAL_BOTTOM_RIGHT,
               "M10 reads the batch, heads, rows, keys and mask");
-    FA_EXPECT(t, parse_line("--milestone 9 --dtype bf16 --d 256", &request) == FA_CLI_OK &&
+    static const char *const scores[] = {"stage03", "--milestone", "9", "--dtype", "bf16",
+                                         "--d", "256", NULL};
+    FA_EXPECT(t, fa_stage_parse_words(scores, 3, &request) == FA_CLI_OK &&
                      request.run.problem.dtype == FA_BF16 && request.run.problem.d == 256,
               "M9 reads the dtype and the head dimension");
     char *rerun[] = {"stage03", "--milestone", "12", "--case",
@@ -1233,35 +1219,13 @@ static void test_softmax_nan_score(fa_tests *t)
 
 #if FA_HAVE_CUDA
 
-/**
- * Milestone @p number's probe, then its check, on the reference kernels with
- * @p options: the result the driver would print.
- */
-static fa_result check_reference(int number, const fa_run_options *options)
-{
-    fa_result result = {FA_OUTCOME_ERROR, "not a milestone of stage03", 0, ""};
-    for (int i = 0; i < stage03.count; ++i) {
-        const fa_milestone_check *m = &stage03.checks[i];
-        if (m->number != number)
-            continue;
-        result = (fa_result){0};
-        if (fa_result_status(&result, "probe", m->probe(FA_IMPL_REFERENCE, options)))
-            m->check(FA_IMPL_REFERENCE, options, &result);
-    }
-    return result;
-}
-
 /** Every milestone check passes on the reference kernels, and there is one for M9..M12. */
 static void test_reference_checks(fa_tests *t)
 {
     const fa_run_options options = {.seed = SEED, .quick = false};
     FA_EXPECT(t, stage03.number == 3 && stage03.count == 4, "stage03 holds M9..M12 (%d checks)",
               stage03.count);
-    for (int number = 9; number <= 12; ++number) {
-        const fa_result result = check_reference(number, &options);
-        FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED, "M%d reference: %s: %s", number,
-                  fa_outcome_name(result.outcome), result.detail);
-    }
+    FA_EXPECT_REFERENCE_CHECKS(t, &stage03, &options);
 }
 
 /**
@@ -1273,20 +1237,20 @@ static void test_reference_checks(fa_tests *t)
 static void test_case_selection(fa_tests *t)
 {
     fa_run_options options = {.seed = SEED, .case_name = "fixture uniform logits (bf16)"};
-    fa_result result = check_reference(9, &options);
+    fa_result result = fa_stage_check(&stage03, 9, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED && result.cases == 1,
               "--case must run exactly its fixture: %s, %d cases", result.detail, result.cases);
     options.case_name = "random 1 B=1 H=1 Nq=31 Nk=33 D=7 bf16 none";
-    result = check_reference(9, &options);
+    result = fa_stage_check(&stage03, 9, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED && result.cases == 1,
               "--case must run exactly its random case: %s, %d cases", result.detail,
               result.cases);
     options.case_name = "workspace larger than the device Nq=Nk=2^20";
-    result = check_reference(12, &options);
+    result = fa_stage_check(&stage03, 12, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED && result.cases == 1,
               "--case must run the refusal alone: %s, %d cases", result.detail, result.cases);
     options.case_name = "no such case";
-    result = check_reference(10, &options);
+    result = fa_stage_check(&stage03, 10, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, result.cases == 0, "an unknown --case must run nothing (%d cases)",
               result.cases);
 
@@ -1296,26 +1260,26 @@ static void test_case_selection(fa_tests *t)
     options.problem.nk = 203;
     options.problem.d = 64;
     options.problem.mask = FA_MASK_CAUSAL_TOP_LEFT;
-    result = check_reference(12, &options);
+    result = fa_stage_check(&stage03, 12, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED && result.cases == 1,
               "--nq 113 --nk 203 --d 64 --mask causal must run its one case: %s, %d cases",
               result.detail, result.cases);
     options.problem.given = FA_PROBLEM_NQ | FA_PROBLEM_NK | FA_PROBLEM_MASK;
     options.problem.mask = FA_MASK_CAUSAL_BOTTOM_RIGHT;
-    result = check_reference(10, &options);
+    result = fa_stage_check(&stage03, 10, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED && result.cases == 1,
               "M10 --nq 113 --nk 203 --mask causal-bottom-right: %s, %d cases", result.detail,
               result.cases);
     options.case_name = "flags B=1 H=2 Nq=113 Nk=203 D=64 fp32 causal-bottom-right";
     options.problem.given = FA_PROBLEM_NQ | FA_PROBLEM_NK | FA_PROBLEM_MASK;
-    result = check_reference(10, &options);
+    result = fa_stage_check(&stage03, 10, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED && result.cases == 1,
               "the flags' case is named as a failure would print it: %s, %d cases",
               result.detail, result.cases);
     options.case_name = NULL;
     options.problem.given = FA_PROBLEM_D;
     options.problem.d = 300;
-    result = check_reference(9, &options);
+    result = fa_stage_check(&stage03, 9, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, result.outcome == FA_OUTCOME_ERROR && strstr(result.detail, "1 .. 256") != NULL,
               "--d 300 reports the launcher's refusal: %s", result.detail);
 }

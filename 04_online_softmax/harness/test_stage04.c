@@ -1429,19 +1429,8 @@ static void test_driver_flags(fa_tests *t)
         {"stage04", "--bench", "--n", "7"},                /* the benchmark takes no problem */
         {"stage04", "--impl", "both", "--no-such-flag"},
     };
-    for (int c = 0; c < COUNT_OF(bad); ++c) {
-        char *argv[MOST_ARGS + 1] = {NULL};
-        int argc = 0;
-        char line[256] = "";
-        while (argc < MOST_ARGS && bad[c][argc] != NULL) {
-            argv[argc] = (char *)bad[c][argc];
-            snprintf(line + strlen(line), sizeof line - strlen(line), " %s", bad[c][argc]);
-            argc++;
-        }
-        fa_stage_request request;
-        const int code = fa_stage_parse(argc, argv, 4, &request) == FA_CLI_ERROR ? FA_EXIT_USAGE : 0;
-        FA_EXPECT(t, code == FA_EXIT_USAGE, "%s: exit %d, expected %d", line, code, FA_EXIT_USAGE);
-    }
+    for (int c = 0; c < COUNT_OF(bad); ++c)
+        FA_EXPECT_USAGE_ERROR(t, 4, bad[c]);
 
     fa_stage_request request;
     char *help[] = {"stage04", "--help", NULL};
@@ -1483,25 +1472,7 @@ static void test_driver_flags(fa_tests *t)
 static void test_reference_checks(fa_tests *t)
 {
     const fa_run_options options = {.seed = SEED, .quick = false};
-    for (int i = 0; i < stage04.count; ++i) {
-        const fa_milestone_check *m = &stage04.checks[i];
-        FA_EXPECT(t, m->probe(FA_IMPL_REFERENCE, &options) == FA_OK, "M%d reference probe: %s",
-                  m->number, fa_last_error());
-        fa_result result = {0};
-        m->check(FA_IMPL_REFERENCE, &options, &result);
-        FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED, "M%d reference: %s: %s", m->number,
-                  fa_outcome_name(result.outcome), result.detail);
-    }
-}
-
-/** The check of milestone @p number of the reference, run with @p options. */
-static fa_result run_check(int number, const fa_run_options *options)
-{
-    fa_result result = {0};
-    for (int i = 0; i < stage04.count; ++i)
-        if (stage04.checks[i].number == number)
-            stage04.checks[i].check(FA_IMPL_REFERENCE, options, &result);
-    return result;
+    FA_EXPECT_REFERENCE_CHECKS(t, &stage04, &options);
 }
 
 /** A check that passed with exactly @p cases cases. */
@@ -1522,47 +1493,47 @@ static void expect_cases(fa_tests *t, const char *what, const fa_result *result,
 static void test_case_selection(fa_tests *t)
 {
     fa_run_options options = {.seed = SEED, .case_name = "correction trace random 7 n=3 chunk=3"};
-    fa_result result = run_check(14, &options);
+    fa_result result = fa_stage_check(&stage04, 14, FA_IMPL_REFERENCE, &options);
     expect_cases(t, "--case 'correction trace random 7 n=3 chunk=3'", &result, 1);
     options.case_name = "max trace fixture \"a NaN entry\"";
-    result = run_check(13, &options);
+    result = fa_stage_check(&stage04, 13, FA_IMPL_REFERENCE, &options);
     expect_cases(t, "--case of the NaN fixture", &result, 1);
     options.case_name = "attn_rows_online fixture \"uniform scores\"";
-    result = run_check(16, &options);
+    result = fa_stage_check(&stage04, 16, FA_IMPL_REFERENCE, &options);
     expect_cases(t, "--case of an attention fixture", &result, 1);
     options.case_name = "no such case";
-    result = run_check(13, &options);
+    result = fa_stage_check(&stage04, 13, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, result.cases == 0, "an unknown --case must run nothing (%d cases)", result.cases);
 
     options.case_name = NULL;
     options.problem = (fa_problem){.given = FA_PROBLEM_ROWS | FA_PROBLEM_N | FA_PROBLEM_CHUNK,
                                    .rows = 5, .n = 77, .chunk = 4};
-    result = run_check(13, &options);
+    result = fa_stage_check(&stage04, 13, FA_IMPL_REFERENCE, &options);
     expect_cases(t, "M13 --rows 5 --n 77 --chunk 4", &result, 1);
-    result = run_check(15, &options);
+    result = fa_stage_check(&stage04, 15, FA_IMPL_REFERENCE, &options);
     expect_cases(t, "M15 --rows 5 --n 77 --chunk 4 (a sum trace and a softmax case)", &result, 2);
-    result = run_check(16, &options);
+    result = fa_stage_check(&stage04, 16, FA_IMPL_REFERENCE, &options);
     expect_cases(t, "M16 --rows 5 --n 77 --chunk 4 (an output trace case)", &result, 1);
 
     options.problem = (fa_problem){.given = FA_PROBLEM_NQ | FA_PROBLEM_NK | FA_PROBLEM_D |
                                             FA_PROBLEM_MASK | FA_PROBLEM_CHUNK,
                                    .nq = 37, .nk = 91, .d = 40, .chunk = 16,
                                    .mask = FA_MASK_CAUSAL_BOTTOM_RIGHT};
-    result = run_check(16, &options);
+    result = fa_stage_check(&stage04, 16, FA_IMPL_REFERENCE, &options);
     expect_cases(t, "M16 --nq 37 --nk 91 --d 40 --mask causal-bottom-right --chunk 16", &result, 1);
     options.problem.given |= FA_PROBLEM_ROWS;
     options.problem.rows = 3;
-    result = run_check(16, &options);
+    result = fa_stage_check(&stage04, 16, FA_IMPL_REFERENCE, &options);
     expect_cases(t, "M16 with trace and attention flags (one case of each)", &result, 2);
 
     options.problem = (fa_problem){.given = FA_PROBLEM_HEADS | FA_PROBLEM_HEADS_KV,
                                    .heads = 3, .heads_kv = 2};
-    result = run_check(16, &options);
+    result = fa_stage_check(&stage04, 16, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, result.outcome == FA_OUTCOME_ERROR && strstr(result.detail, "heads_q = 3") != NULL,
               "--heads 3 --heads-kv 2 must report the launcher's refusal: %s: %s",
               fa_outcome_name(result.outcome), result.detail);
     options.problem = (fa_problem){.given = FA_PROBLEM_NQ | FA_PROBLEM_CHUNK, .nq = 9, .chunk = 65};
-    result = run_check(16, &options);
+    result = fa_stage_check(&stage04, 16, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, result.outcome == FA_OUTCOME_ERROR && strstr(result.detail, "chunk = 65") != NULL,
               "attention with --chunk 65 must report the launcher's refusal: %s: %s",
               fa_outcome_name(result.outcome), result.detail);
