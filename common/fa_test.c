@@ -110,17 +110,14 @@ int64_t fa_first_difference(const float *a, const float *b, int64_t n)
     return -1;
 }
 
-/**
- * The status expectations: @p learner lets ::FA_ERR_NOT_IMPLEMENTED through
- * when the message says so; otherwise the status must be @p expected and a
- * failure's message must name @p needle.
- */
-static bool expect_status(fa_tests *t, bool learner, fa_status got, fa_status expected,
-                          const char *needle, const char *file, int line, const char *format,
-                          va_list args)
+bool fa_expect_status(fa_tests *t, bool learner, fa_status got, fa_status expected,
+                      const char *needle, const char *file, int line, const char *format, ...)
 {
     char label[LABEL_CAP];
+    va_list args;
+    va_start(args, format);
     vsnprintf(label, sizeof label, format, args);
+    va_end(args);
     if (learner && got == FA_ERR_NOT_IMPLEMENTED)
         return fa_expect(t, strstr(fa_last_error(), "not implemented") != NULL,
                          "the skeleton says so", file, line,
@@ -134,36 +131,6 @@ static bool expect_status(fa_tests *t, bool learner, fa_status got, fa_status ex
     return fa_expect(t, strstr(fa_last_error(), needle) != NULL, "the message names the needle",
                      file, line, "%s: message \"%s\" lacks \"%s\"", label, fa_last_error(),
                      needle);
-}
-
-bool fa_expect_status(fa_tests *t, fa_status got, fa_status expected, const char *needle,
-                      const char *file, int line, const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    const bool ok = expect_status(t, false, got, expected, needle, file, line, format, args);
-    va_end(args);
-    return ok;
-}
-
-bool fa_expect_learner_status(fa_tests *t, fa_status got, fa_status expected, const char *needle,
-                              const char *file, int line, const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    const bool ok = expect_status(t, true, got, expected, needle, file, line, format, args);
-    va_end(args);
-    return ok;
-}
-
-bool fa_expect_status_of(fa_tests *t, bool learner, fa_status got, fa_status expected,
-                         const char *needle, const char *file, int line, const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    const bool ok = expect_status(t, learner, got, expected, needle, file, line, format, args);
-    va_end(args);
-    return ok;
 }
 
 bool fa_expect_usage_error(fa_tests *t, int stage, const char *const *words, const char *file,

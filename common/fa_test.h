@@ -118,57 +118,38 @@ int64_t fa_first_difference(const float *a, const float *b, int64_t n);
 /**
  * Records that a call returned @p expected: one expectation on the status
  * and, when @p expected is a failure and was returned, one that
- * fa_last_error() names @p needle (NULL: any message). @p file and @p line
- * are the caller's (FA_EXPECT_STATUS passes them); the label naming the call
- * is printf-style. Returns true when both hold.
+ * fa_last_error() names @p needle (NULL: any message). With @p learner, the
+ * call is a learner's launcher, which may still be the skeleton: then it
+ * returns ::FA_ERR_NOT_IMPLEMENTED (FA_TODO comes before any validation),
+ * and the one expectation is that its message says "not implemented".
+ * @p file and @p line are the caller's (the macros below pass them); the
+ * label naming the call is printf-style. Returns true when all hold.
  */
-bool fa_expect_status(fa_tests *t, fa_status got, fa_status expected, const char *needle,
-                      const char *file, int line, const char *format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 7, 8)))
-#endif
-    ;
-
-/**
- * Records that a learner's launcher answered as the reference
- * (fa_expect_status()), or that it is still the skeleton: then it returns
- * ::FA_ERR_NOT_IMPLEMENTED, which FA_TODO returns before any validation, and
- * the message must say "not implemented".
- */
-bool fa_expect_learner_status(fa_tests *t, fa_status got, fa_status expected, const char *needle,
-                              const char *file, int line, const char *format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 7, 8)))
-#endif
-    ;
-
-/**
- * `FA_EXPECT_STATUS(t, status, FA_ERR_INVALID_SIZE, "n = -1", "ref_vector_add, %s", what)`:
- * fa_expect_status() at the caller's file and line.
- */
-#define FA_EXPECT_STATUS(t, got, expected, needle, ...) \
-    fa_expect_status((t), (got), (expected), (needle), __FILE__, __LINE__, __VA_ARGS__)
-
-/** fa_expect_learner_status() at the caller's file and line. */
-#define FA_EXPECT_LEARNER_STATUS(t, got, expected, needle, ...) \
-    fa_expect_learner_status((t), (got), (expected), (needle), __FILE__, __LINE__, __VA_ARGS__)
-
-/**
- * fa_expect_learner_status() when @p learner is true, else
- * fa_expect_status(): one call for a loop over the reference's and the
- * learner's launchers.
- */
-bool fa_expect_status_of(fa_tests *t, bool learner, fa_status got, fa_status expected,
-                         const char *needle, const char *file, int line, const char *format, ...)
+bool fa_expect_status(fa_tests *t, bool learner, fa_status got, fa_status expected,
+                      const char *needle, const char *file, int line, const char *format, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 8, 9)))
 #endif
     ;
 
-/** fa_expect_status_of() at the caller's file and line. */
+/**
+ * `FA_EXPECT_STATUS(t, status, FA_ERR_INVALID_SIZE, "n = -1", "ref_vector_add, %s", what)`:
+ * fa_expect_status() of a reference launcher or a validator, at the caller's file and line.
+ */
+#define FA_EXPECT_STATUS(t, got, expected, needle, ...)                                         \
+    fa_expect_status((t), false, (got), (expected), (needle), __FILE__, __LINE__, __VA_ARGS__)
+
+/** fa_expect_status() of a learner's launcher, at the caller's file and line. */
+#define FA_EXPECT_LEARNER_STATUS(t, got, expected, needle, ...)                                 \
+    fa_expect_status((t), true, (got), (expected), (needle), __FILE__, __LINE__, __VA_ARGS__)
+
+/**
+ * FA_EXPECT_LEARNER_STATUS when @p learner is true, else FA_EXPECT_STATUS:
+ * one call for a loop over the reference's and the learner's launchers.
+ */
 #define FA_EXPECT_STATUS_OF(t, learner, got, expected, needle, ...)                            \
-    fa_expect_status_of((t), (learner), (got), (expected), (needle), __FILE__, __LINE__,       \
-                        __VA_ARGS__)
+    fa_expect_status((t), (learner), (got), (expected), (needle), __FILE__, __LINE__,          \
+                     __VA_ARGS__)
 
 /**
  * Records that stage @p stage's driver refuses the command line @p words
