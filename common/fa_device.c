@@ -2,8 +2,10 @@
 #include "fa_device.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "fa_check.h"
+#include "fa_rng.h"
 #include "fa_test.h"
 
 fa_status fa_cuda_fail(cudaError_t error, const char *expr, const char *file, int line)
@@ -135,6 +137,35 @@ fa_status fa_device_copy_of(void **device_dst, const void *host_src, size_t byte
         fa_device_free(*device_dst);
         *device_dst = NULL;
     }
+    return status;
+}
+
+/** Values of the pattern fa_device_fill_normal() repeats. */
+enum { FILL_PATTERN_ELEMENTS = 1 << 20 };
+
+fa_status fa_device_fill_normal(void *device, fa_dtype dtype, int64_t count, uint64_t seed)
+{
+    const size_t size = (size_t)fa_dtype_size(dtype);
+    float *values = malloc(FILL_PATTERN_ELEMENTS * sizeof(float));
+    void *pattern = malloc(FILL_PATTERN_ELEMENTS * size);
+    fa_status status = FA_OK;
+    if (values == NULL || pattern == NULL) {
+        status = fa_fail(FA_ERR_OUT_OF_MEMORY, "fa_device_fill_normal: no host memory for %d "
+                         "values", FILL_PATTERN_ELEMENTS);
+    } else {
+        fa_rng rng;
+        fa_rng_seed(&rng, seed, 0);
+        fa_fill(values, FILL_PATTERN_ELEMENTS, FA_FILL_GAUSSIAN, 1.0, &rng);
+        for (int i = 0; i < FILL_PATTERN_ELEMENTS; ++i)
+            fa_store(pattern, dtype, i, values[i]);
+    }
+    for (int64_t done = 0; done < count && status == FA_OK; done += FILL_PATTERN_ELEMENTS) {
+        const int64_t part = count - done < FILL_PATTERN_ELEMENTS ? count - done
+                                                                  : FILL_PATTERN_ELEMENTS;
+        status = fa_upload((char *)device + (size_t)done * size, pattern, (size_t)part * size);
+    }
+    free(values);
+    free(pattern);
     return status;
 }
 

@@ -16,6 +16,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "fa_half.h"
 #include "fa_status.h"
 
 #ifdef __cplusplus
@@ -86,6 +87,14 @@ fa_status fa_download(void *host_dst, const void *device_src, size_t bytes);
 
 /** Allocates, then uploads @p bytes from @p host_src. */
 fa_status fa_device_copy_of(void **device_dst, const void *host_src, size_t bytes);
+
+/**
+ * Fills @p count elements of @p dtype at @p device with normal(0, 1) values
+ * rounded to @p dtype, for the inputs of a timing: 2^20 values drawn from
+ * @p seed, repeated (drawing gigabytes from the rng would take long, and
+ * inputs of zeros can time faster than real data).
+ */
+fa_status fa_device_fill_normal(void *device, fa_dtype dtype, int64_t count, uint64_t seed);
 
 /**
  * Poisoned bytes after every device buffer a check allocates (inputs and

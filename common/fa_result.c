@@ -123,3 +123,21 @@ bool fa_result_rerun(char *buf, size_t cap, const char *program, int milestone, 
                  run->quick ? " --quick" : "");
     return true;
 }
+
+fa_result fa_stage_check(const fa_stage_desc *stage, int number, fa_impl impl,
+                         const fa_run_options *options)
+{
+    fa_result result = {FA_OUTCOME_ERROR, "", 0, ""};
+    snprintf(result.detail, sizeof result.detail, "M%d is not a milestone of stage %02d", number,
+             stage->number);
+    for (int i = 0; i < stage->count; i++) {
+        const fa_milestone_check *check = &stage->checks[i];
+        if (check->number != number)
+            continue;
+        result = (fa_result){FA_OUTCOME_PASSED, "", 0, ""};
+        fa_clear_error();
+        if (fa_result_status(&result, "probe", check->probe(impl, options)))
+            check->check(impl, options, &result);
+    }
+    return result;
+}

@@ -43,7 +43,7 @@ static fa_result run_one(const fa_milestone_check *check, fa_impl impl, bool gpu
     time->milliseconds = -1.0;
     time->size[0] = '\0';
     fa_clear_error();
-    fa_status probe = check->probe(impl);
+    fa_status probe = check->probe(impl, run);
     if (probe != FA_OK) {
         fa_result_status(&result, "probe", probe);
         return result;

@@ -83,8 +83,13 @@ typedef struct fa_run_options {
 /** A milestone as a stage exposes it to the harness. */
 typedef struct fa_milestone_check {
     int number;  /**< M number; title, versions and problem flags come from fa_milestones.h */
-    /** Calls the implementation on an empty problem: FA_OK, or FA_ERR_NOT_IMPLEMENTED. No GPU needed. */
-    fa_status (*probe)(fa_impl impl);
+    /**
+     * Calls the implementation on an empty problem: FA_OK, or
+     * FA_ERR_NOT_IMPLEMENTED. No GPU needed. @p options are the run's: a
+     * milestone with several versions probes options->version when it is
+     * non-zero, so `--version 3` of an unwritten version 3 says so.
+     */
+    fa_status (*probe)(fa_impl impl, const fa_run_options *options);
     /** Runs every fixture and random case; fills @p result (passed, failed, error...). */
     void (*check)(fa_impl impl, const fa_run_options *options, fa_result *result);
     /**
@@ -128,11 +133,27 @@ enum { FA_STAGE_IMPL_REFERENCE = 0, FA_STAGE_IMPL_LEARNER = 1, FA_STAGE_IMPL_BOT
  */
 int fa_stage_parse(int argc, char **argv, int stage, fa_stage_request *request);
 
+/**
+ * fa_stage_parse() of a command line given as its words, NULL-terminated,
+ * the program's name first: `{"stage02", "--milestone", "7", NULL}`. The
+ * strings of @p request point into @p words.
+ */
+int fa_stage_parse_words(const char *const *words, int stage, fa_stage_request *request);
+
 /** True when milestone @p number reads every problem flag in @p given. */
 bool fa_milestone_reads(int number, unsigned given);
 
 /** The whole driver: flags, GPU detection, checks, timings, summary; returns the exit code. */
 int fa_stage_main(int argc, char **argv, const fa_stage_desc *stage);
+
+/**
+ * Milestone @p number of @p stage as the driver runs it, without GPU
+ * detection or timing: its probe, then, when the probe says it is written,
+ * its check with @p options. ERROR when @p stage has no milestone @p number.
+ * For tests; the check needs a usable GPU.
+ */
+fa_result fa_stage_check(const fa_stage_desc *stage, int number, fa_impl impl,
+                         const fa_run_options *options);
 
 /* ---- helpers for writing a check ------------------------------------------------------- */
 

@@ -6,6 +6,7 @@
 #include "fa_stage.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fa_cli.h"
@@ -227,4 +228,21 @@ int fa_stage_parse(int argc, char **argv, int stage, fa_stage_request *request)
     p->mask = values.mask == NOT_GIVEN ? FA_MASK_NONE : (fa_mask)values.mask;
     const char *program = argc > 0 && argv[0] ? argv[0] : "stage";
     return check_request(program, stage, request);
+}
+
+int fa_stage_parse_words(const char *const *words, int stage, fa_stage_request *request)
+{
+    int argc = 0;
+    while (words[argc] != NULL)
+        argc++;
+    char **argv = calloc((size_t)argc + 1, sizeof *argv);
+    if (argv == NULL) {
+        fprintf(stderr, "fa_stage_parse_words: no host memory for %d words\n", argc);
+        return FA_CLI_ERROR;
+    }
+    for (int i = 0; i < argc; i++)
+        argv[i] = (char *)words[i]; /* fa_stage_parse() reads the words, never writes them */
+    const int parsed = fa_stage_parse(argc, argv, stage, request);
+    free(argv);
+    return parsed;
 }

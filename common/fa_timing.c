@@ -255,3 +255,13 @@ fa_status fa_print_configuration(FILE *out)
     fprintf(out, "\ncommit   %s\n", FA_GIT_COMMIT);
     return FA_OK;
 }
+
+fa_status fa_bench_begin(size_t copy_bytes, double *copy_gb_per_s)
+{
+    FA_TRY(fa_print_configuration(stdout));
+    FA_TRY(fa_measure_copy_bandwidth(copy_bytes, copy_gb_per_s));
+    printf("\nCeiling: device-to-device cudaMemcpyAsync of %.0f MiB: %.0f GB/s (bytes read + "
+           "written)\n",
+           (double)copy_bytes / BYTES_PER_MIB, *copy_gb_per_s);
+    return FA_OK;
+}

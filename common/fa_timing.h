@@ -56,6 +56,15 @@ fa_status fa_measure_copy_bandwidth(size_t bytes, double *gb_per_s);
  */
 fa_status fa_print_configuration(FILE *out);
 
+/**
+ * How every stage's benchmark begins: prints the configuration
+ * (fa_print_configuration()) on stdout, measures the copy ceiling with
+ * @p copy_bytes per copy (fa_measure_copy_bandwidth()) into
+ * @p copy_gb_per_s, and prints it in one line, e.g.
+ * "Ceiling: device-to-device cudaMemcpyAsync of 256 MiB: 4141 GB/s (bytes read + written)".
+ */
+fa_status fa_bench_begin(size_t copy_bytes, double *copy_gb_per_s);
+
 #ifdef __cplusplus
 }
 #endif

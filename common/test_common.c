@@ -692,36 +692,53 @@ static void test_stats(fa_tests *t)
 
 /* ---- command line --------------------------------------------------------------------- */
 
+/** stdout and stderr while a call's output goes to files instead. */
+typedef struct capture {
+    FILE *files[2];  /* stdout's, stderr's */
+    int saved[2];    /* the descriptors to restore */
+} capture;
+
+static void capture_begin(capture *c)
+{
+    fflush(stdout);
+    fflush(stderr);
+    c->files[0] = tmpfile();
+    c->files[1] = tmpfile();
+    if (!c->files[0] || !c->files[1]) {
+        perror("test_common: tmpfile");
+        exit(EXIT_FAILURE);
+    }
+    c->saved[0] = dup(STDOUT_FILENO);
+    c->saved[1] = dup(STDERR_FILENO);
+    dup2(fileno(c->files[0]), STDOUT_FILENO);
+    dup2(fileno(c->files[1]), STDERR_FILENO);
+}
+
+/** Restores stdout and stderr; @p out_text and @p err_text receive what was written to them. */
+static void capture_end(capture *c, char *out_text, char *err_text, size_t cap)
+{
+    fflush(stdout);
+    fflush(stderr);
+    dup2(c->saved[0], STDOUT_FILENO);
+    dup2(c->saved[1], STDERR_FILENO);
+    close(c->saved[0]);
+    close(c->saved[1]);
+    char *texts[2] = {out_text, err_text};
+    for (int i = 0; i < 2; i++) {
+        rewind(c->files[i]);
+        texts[i][fread(texts[i], 1, cap - 1, c->files[i])] = '\0';
+        fclose(c->files[i]);
+    }
+}
+
 /** Runs fa_cli_parse() with stdout and stderr captured; returns the result, fills @p err and @p out. */
 static fa_cli_result parse_captured(int argc, char **argv, const fa_flag *flags, int count,
                                     char *out_text, char *err_text, size_t cap)
 {
-    fflush(stdout);
-    fflush(stderr);
-    FILE *out_file = tmpfile(), *err_file = tmpfile();
-    if (!out_file || !err_file) {
-        perror("test_common: tmpfile");
-        exit(EXIT_FAILURE);
-    }
-    const int saved_out = dup(STDOUT_FILENO), saved_err = dup(STDERR_FILENO);
-    dup2(fileno(out_file), STDOUT_FILENO);
-    dup2(fileno(err_file), STDERR_FILENO);
-
+    capture c;
+    capture_begin(&c);
     const fa_cli_result result = fa_cli_parse(argc, argv, flags, count, "A test program.");
-
-    fflush(stdout);
-    fflush(stderr);
-    dup2(saved_out, STDOUT_FILENO);
-    dup2(saved_err, STDERR_FILENO);
-    close(saved_out);
-    close(saved_err);
-    FILE *files[2] = {out_file, err_file};
-    char *texts[2] = {out_text, err_text};
-    for (int i = 0; i < 2; i++) {
-        rewind(files[i]);
-        texts[i][fread(texts[i], 1, cap - 1, files[i])] = '\0';
-        fclose(files[i]);
-    }
+    capture_end(&c, out_text, err_text, cap);
     return result;
 }
 
@@ -937,6 +954,152 @@ static void test_reporter_needs_an_expectation(fa_tests *t)
     FA_EXPECT(t, fa_tests_finish(&failing) == 1, "a failed expectation fails");
 }
 
+/** The helpers of the stage tests: float comparisons, dtype arrays, status expectations. */
+static void test_stage_test_helpers(fa_tests *t)
+{
+    const float nan_a = from_bits(UINT32_C(0x7FC00001)), nan_b = from_bits(UINT32_C(0x7FC00002));
+    FA_EXPECT(t, fa_same_float(nan_a, nan_b) && !fa_same_bits(nan_a, nan_b) &&
+                     fa_same_bits(nan_a, nan_a),
+              "two NaNs are the same float but not the same bits");
+    FA_EXPECT(t, !fa_same_float(0.0f, -0.0f) && !fa_same_bits(0.0f, -0.0f) &&
+                     !fa_same_float(1.0f, nan_a) && fa_same_float(1.5f, 1.5f),
+              "+0 and -0 differ, a number is not NaN");
+    const float a[] = {1.0f, nan_a, 3.0f, 4.0f}, b[] = {1.0f, nan_b, 3.0f, 5.0f};
+    FA_EXPECT(t, fa_first_difference(a, b, 4) == 3 && fa_first_difference(a, b, 3) == -1 &&
+                     fa_first_difference(a, b, 0) == -1,
+              "first difference: %lld", (long long)fa_first_difference(a, b, 4));
+
+    const float values[] = {1.0f + 0x1p-8f, -2.5f}; /* the first is a bf16 tie: rounds to even */
+    uint16_t *bf16 = fa_as_dtype(values, 2, FA_BF16);
+    float *f32 = fa_as_dtype(values, 2, FA_F32);
+    FA_EXPECT(t, bf16[0] == UINT16_C(0x3F80) && bf16[1] == UINT16_C(0xC020) &&
+                     fa_same_bits(f32[0], values[0]) && fa_same_bits(f32[1], values[1]),
+              "fa_as_dtype: bf16 0x%04x 0x%04x", bf16[0], bf16[1]);
+    free(bf16);
+    free(f32);
+    double *d = fa_new_doubles(0); /* an empty array is still a valid pointer to free */
+    FA_EXPECT(t, d != NULL, "fa_new_doubles(0)");
+    free(d);
+
+    /* Expectations on a reporter of their own: counts, and the FAIL line at the caller's line. */
+    fa_tests inner = {0};
+    char out[CLI_TEXT], err[CLI_TEXT], where[64];
+    capture c;
+    capture_begin(&c);
+    fa_fail(FA_ERR_INVALID_SIZE, "n = -1, expected >= 0");
+    FA_EXPECT_STATUS(&inner, FA_ERR_INVALID_SIZE, FA_ERR_INVALID_SIZE, "n = -1", "right"); /* 2 */
+    FA_EXPECT_STATUS(&inner, FA_OK, FA_OK, "not looked at", "fine");                      /* 1 */
+    const int wrong_line = __LINE__ + 1;
+    FA_EXPECT_STATUS(&inner, FA_ERR_INVALID_SIZE, FA_ERR_INVALID_SIZE, "m = ", "wrong %s", "word");
+    fa_fail(FA_ERR_NOT_IMPLEMENTED, "M1 is not implemented yet");
+    FA_EXPECT_LEARNER_STATUS(&inner, FA_ERR_NOT_IMPLEMENTED, FA_ERR_NULL_POINTER, "x", "skeleton");
+    FA_EXPECT_STATUS_OF(&inner, true, FA_ERR_NOT_IMPLEMENTED, FA_ERR_NULL_POINTER, "x", "learner");
+    FA_EXPECT_STATUS_OF(&inner, false, FA_ERR_NOT_IMPLEMENTED, FA_ERR_NULL_POINTER, "x", "ref");
+    capture_end(&c, out, err, sizeof out);
+    snprintf(where, sizeof where, "test_common.c:%d: ", wrong_line);
+    FA_EXPECT(t, inner.passed == 6 && inner.failed == 2,
+              "status expectations: %d passed, %d failed, want 6 and 2", inner.passed,
+              inner.failed);
+    FA_EXPECT(t, strstr(out, where) != NULL && strstr(out, "wrong word: message") != NULL,
+              "a failing status expectation names its caller's line (%s): %s", where, out);
+    FA_EXPECT(t, strstr(out, "ref: got FA_ERR_NOT_IMPLEMENTED") != NULL,
+              "a reference may not answer \"not implemented\": %s", out);
+}
+
+/* A fake stage 01 of four milestones for the stage-level helpers: M3 is not
+ * written, M4 fails, M5 has no check. Plain C: no GPU is involved. */
+static fa_status fake_written(fa_impl impl, const fa_run_options *options)
+{
+    (void)impl;
+    (void)options;
+    return FA_OK;
+}
+
+static fa_status fake_unwritten(fa_impl impl, const fa_run_options *options)
+{
+    (void)impl;
+    (void)options;
+    return fa_fail(FA_ERR_NOT_IMPLEMENTED, "M3 fake is not implemented yet");
+}
+
+static void fake_passes(fa_impl impl, const fa_run_options *options, fa_result *result)
+{
+    (void)impl;
+    (void)options;
+    result->cases += 2;
+    fa_result_pass(result, "%d fake cases", result->cases);
+}
+
+static void fake_fails(fa_impl impl, const fa_run_options *options, fa_result *result)
+{
+    (void)impl;
+    (void)options;
+    result->cases += 1;
+    fa_result_fail(result, "fake 0", "at (row 1, col 2): got 3, want 4");
+}
+
+static const fa_milestone_check fake_checks[] = {
+    {1, fake_written, fake_passes, NULL},
+    {2, fake_written, fake_passes, NULL},
+    {3, fake_unwritten, fake_passes, NULL},
+    {4, fake_written, fake_fails, NULL},
+};
+static const fa_stage_desc fake_stage = {1, fake_checks, 4, NULL};
+
+/** A milestone as the driver runs it, a command line the driver refuses, a stage's checks. */
+static void test_stage_helpers(fa_tests *t)
+{
+    const fa_run_options options = {.seed = 1};
+    fa_result r = fa_stage_check(&fake_stage, 2, FA_IMPL_REFERENCE, &options);
+    FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == 2, "M2: %s", r.detail);
+    r = fa_stage_check(&fake_stage, 3, FA_IMPL_LEARNER, &options);
+    FA_EXPECT(t, r.outcome == FA_OUTCOME_NOT_IMPLEMENTED && r.cases == 0 &&
+                     strstr(r.detail, "M3 fake is not implemented") != NULL,
+              "an unwritten milestone is not checked: %s", r.detail);
+    r = fa_stage_check(&fake_stage, 4, FA_IMPL_REFERENCE, &options);
+    FA_EXPECT(t, r.outcome == FA_OUTCOME_FAILED && strcmp(r.failed_case, "fake 0") == 0,
+              "M4: %s", r.detail);
+    r = fa_stage_check(&fake_stage, 6, FA_IMPL_REFERENCE, &options);
+    FA_EXPECT(t, r.outcome == FA_OUTCOME_ERROR && strstr(r.detail, "M6 is not a milestone") != NULL,
+              "M6: %s", r.detail);
+
+    fa_stage_request request;
+    static const char *const rerun[] = {"stage02", "--milestone", "7", "--case",
+                                        "v1 naive NN random 0 1x1x1", NULL};
+    FA_EXPECT(t, fa_stage_parse_words(rerun, 2, &request) == FA_CLI_OK &&
+                     request.milestone == 7 && request.run.case_name == rerun[4],
+              "a command line as words, a case name with spaces among them");
+
+    fa_tests inner = {0};
+    char out[CLI_TEXT], err[CLI_TEXT], where[64];
+    static const char *const refused[] = {"stage02", "--milestone", "5", NULL};
+    static const char *const accepted[] = {"stage02", "--milestone", "7", NULL};
+    capture c;
+    capture_begin(&c);
+    FA_EXPECT_USAGE_ERROR(&inner, 2, refused);
+    const int accepted_line = __LINE__ + 1;
+    FA_EXPECT_USAGE_ERROR(&inner, 2, accepted);
+    capture_end(&c, out, err, sizeof out);
+    snprintf(where, sizeof where, "test_common.c:%d: ", accepted_line);
+    FA_EXPECT(t, inner.passed == 1 && inner.failed == 1 && strstr(out, where) != NULL &&
+                     strstr(out, "stage02 --milestone 7: exit 0, expected 2") != NULL,
+              "usage errors: %d passed, %d failed: %s", inner.passed, inner.failed, out);
+
+    /* Coverage: M1..M4 found, M5 missing, 4 checks for 5; probes: M3's fails; checks: M4's. */
+    inner = (fa_tests){0};
+    capture_begin(&c);
+    const int checks_line = __LINE__ + 1;
+    FA_EXPECT_REFERENCE_CHECKS(&inner, &fake_stage, &options);
+    capture_end(&c, out, err, sizeof out);
+    snprintf(where, sizeof where, "test_common.c:%d: ", checks_line);
+    FA_EXPECT(t, inner.passed == 10 && inner.failed == 4, "reference checks: %d passed, %d failed",
+              inner.passed, inner.failed);
+    FA_EXPECT(t, strstr(out, where) != NULL && strstr(out, "no check of M5") != NULL &&
+                     strstr(out, "M3 reference probe") != NULL &&
+                     strstr(out, "M4 reference: failed") != NULL,
+              "each failure is named, at the caller's line: %s", out);
+}
+
 /** The one max of the course keeps NaN, orders +0 above -0 and matches max.NaN.f32 bit for bit. */
 static void test_max_nan(fa_tests *t)
 {
@@ -1092,5 +1255,7 @@ int main(void)
     test_bytes(&t);
     test_stage_flags(&t);
     test_todo_message(&t);
+    test_stage_test_helpers(&t);
+    test_stage_helpers(&t);
     return fa_tests_finish(&t);
 }

@@ -138,12 +138,8 @@ static fa_status bench_exp_accuracy(const fa_run_options *options)
 
 fa_status stage01_bench(const fa_run_options *options)
 {
-    FA_TRY(fa_print_configuration(stdout));
     double copy_gb_per_s = 0.0;
-    FA_TRY(fa_measure_copy_bandwidth(COPY_BYTES, &copy_gb_per_s));
-    printf("\nCeiling: device-to-device cudaMemcpyAsync of %zu MiB: %.0f GB/s (bytes read + "
-           "written)\n",
-           COPY_BYTES / MIB, copy_gb_per_s);
+    FA_TRY(fa_bench_begin(COPY_BYTES, &copy_gb_per_s));
     FA_TRY(bench_bandwidth(options, copy_gb_per_s));
     return bench_exp_accuracy(options);
 }

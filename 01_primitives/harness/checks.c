@@ -475,30 +475,35 @@ static fa_status probe_kernel(kernel_kind kind, fa_exp_method method, fa_impl im
     return kernel_run(&k, 0);
 }
 
-static fa_status probe_vector_add(fa_impl impl)
+static fa_status probe_vector_add(fa_impl impl, const fa_run_options *options)
 {
+    (void)options; /* one version */
     return probe_kernel(KERNEL_VECTOR_ADD, FA_EXP_EXPF, impl);
 }
 
-static fa_status probe_scale_array(fa_impl impl)
+static fa_status probe_scale_array(fa_impl impl, const fa_run_options *options)
 {
+    (void)options; /* one version */
     return probe_kernel(KERNEL_SCALE_ARRAY, FA_EXP_EXPF, impl);
 }
 
-static fa_status probe_exp(fa_impl impl)
+static fa_status probe_exp(fa_impl impl, const fa_run_options *options)
 {
+    (void)options; /* one version, whose three launchers must all be written */
     for (int m = 0; m < COUNT_OF(primitives_exp_methods); ++m)
         FA_TRY(probe_kernel(KERNEL_EXP, primitives_exp_methods[m], impl));
     return FA_OK;
 }
 
-static fa_status probe_row_max(fa_impl impl)
+static fa_status probe_row_max(fa_impl impl, const fa_run_options *options)
 {
+    (void)options; /* one version */
     return probe_kernel(KERNEL_ROW_MAX, FA_EXP_EXPF, impl);
 }
 
-static fa_status probe_row_sum(fa_impl impl)
+static fa_status probe_row_sum(fa_impl impl, const fa_run_options *options)
 {
+    (void)options; /* one version */
     return probe_kernel(KERNEL_ROW_SUM, FA_EXP_EXPF, impl);
 }
 

@@ -2,10 +2,8 @@
 #include "runners.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "fa_device.h"
-#include "fa_rng.h"
 
 const fa_exp_method primitives_exp_methods[3] = {FA_EXP_EXPF, FA_EXP_EXP2_PRESCALED,
                                                  FA_EXP_FAST};
@@ -77,27 +75,6 @@ fa_status kernel_run_on_host(kernel_launch k, const float *a, int64_t a_count, c
     return status;
 }
 
-/** Host chunk of random inputs, uploaded repeatedly to fill large device arrays quickly. */
-enum { FILL_CHUNK_FLOATS = 1 << 20 };
-
-/** Fills @p count device floats with normal(0, 1) values (never zeros: zeros can time faster). */
-static fa_status fill_device_normal(float *device, int64_t count, uint64_t seed)
-{
-    float *chunk = malloc(FILL_CHUNK_FLOATS * sizeof(float));
-    if (chunk == NULL)
-        return fa_fail(FA_ERR_OUT_OF_MEMORY, "stage01: no host memory for a fill chunk");
-    fa_rng rng;
-    fa_rng_seed(&rng, seed, 0);
-    fa_fill(chunk, FILL_CHUNK_FLOATS, FA_FILL_GAUSSIAN, 1.0, &rng);
-    fa_status status = FA_OK;
-    for (int64_t done = 0; done < count && status == FA_OK; done += FILL_CHUNK_FLOATS) {
-        const int64_t part = count - done < FILL_CHUNK_FLOATS ? count - done : FILL_CHUNK_FLOATS;
-        status = fa_upload(device + done, chunk, (size_t)part * sizeof(float));
-    }
-    free(chunk);
-    return status;
-}
-
 void timing_arrays_free(timing_arrays *t)
 {
     fa_device_free(t->a);
@@ -120,9 +97,9 @@ fa_status timing_arrays_alloc(timing_arrays *t, int64_t count, uint64_t seed)
     t->b = b;
     t->out = out;
     if (status == FA_OK)
-        status = fill_device_normal(t->a, count, seed);
+        status = fa_device_fill_normal(t->a, FA_F32, count, seed);
     if (status == FA_OK)
-        status = fill_device_normal(t->b, count, seed + 1);
+        status = fa_device_fill_normal(t->b, FA_F32, count, seed + 1);
     if (status != FA_OK)
         timing_arrays_free(t);
     return status;

@@ -41,21 +41,6 @@
 
 static const uint64_t SEED = 20240601;
 
-/** Equal bit for bit, or both NaN (NaN payloads differ between CPU and GPU arithmetic). */
-static bool same_float(float a, float b)
-{
-    return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
-}
-
-/** Index of the first element where @p a and @p b differ (same_float), or -1. */
-static int64_t first_difference(const float *a, const float *b, int64_t n)
-{
-    for (int64_t i = 0; i < n; ++i)
-        if (!same_float(a[i], b[i]))
-            return i;
-    return -1;
-}
-
 /** True when |got - exact| <= bound, with NaN and infinities required to match exactly. */
 static bool within(float got, double exact, double bound)
 {
@@ -64,29 +49,19 @@ static bool within(float got, double exact, double bound)
     return fabs((double)got - exact) <= bound;
 }
 
-static void *checked_malloc(size_t bytes)
-{
-    void *p = malloc(bytes > 0 ? bytes : 1);
-    if (p == NULL) {
-        fprintf(stderr, "test_stage01: out of host memory (%zu bytes)\n", bytes);
-        exit(1);
-    }
-    return p;
-}
-
 /* ---- CPU: fixtures against the model ------------------------------------------------------ */
 
 static void test_elementwise_fixtures(fa_tests *t)
 {
     for (int f = 0; f < vector_add_fixture_count; ++f) {
         const elementwise_fixture *fx = &vector_add_fixtures[f];
-        float *a = checked_malloc((size_t)fx->n * sizeof(float));
-        float *b = checked_malloc((size_t)fx->n * sizeof(float));
-        float *expected = checked_malloc((size_t)fx->n * sizeof(float));
-        float *model = checked_malloc((size_t)fx->n * sizeof(float));
+        float *a = fa_new_floats(fx->n);
+        float *b = fa_new_floats(fx->n);
+        float *expected = fa_new_floats(fx->n);
+        float *model = fa_new_floats(fx->n);
         vector_add_fixture_fill(fx, a, b, expected);
         model_vector_add(a, b, model, fx->n);
-        const int64_t at = first_difference(model, expected, fx->n);
+        const int64_t at = fa_first_difference(model, expected, fx->n);
         FA_EXPECT(t, at < 0, "vector_add fixture '%s': model %a != expected %a at i = %lld", fx->name,
                   at < 0 ? 0.0 : (double)model[at], at < 0 ? 0.0 : (double)expected[at], (long long)at);
         free(a);
@@ -96,12 +71,12 @@ static void test_elementwise_fixtures(fa_tests *t)
     }
     for (int f = 0; f < scale_array_fixture_count; ++f) {
         const elementwise_fixture *fx = &scale_array_fixtures[f];
-        float *x = checked_malloc((size_t)fx->n * sizeof(float));
-        float *expected = checked_malloc((size_t)fx->n * sizeof(float));
-        float *model = checked_malloc((size_t)fx->n * sizeof(float));
+        float *x = fa_new_floats(fx->n);
+        float *expected = fa_new_floats(fx->n);
+        float *model = fa_new_floats(fx->n);
         scale_array_fixture_fill(fx, x, expected);
         model_scale_array(x, fx->alpha, model, fx->n);
-        const int64_t at = first_difference(model, expected, fx->n);
+        const int64_t at = fa_first_difference(model, expected, fx->n);
         FA_EXPECT(t, at < 0, "scale_array fixture '%s': model != expected at i = %lld", fx->name,
                   (long long)at);
         free(x);
@@ -116,9 +91,9 @@ static void test_exp_fixtures(fa_tests *t)
 {
     for (int f = 0; f < exp_fixture_count; ++f) {
         const exp_fixture *fx = &exp_fixtures[f];
-        float *x = checked_malloc((size_t)fx->n * sizeof(float));
-        float *model = checked_malloc((size_t)fx->n * sizeof(float));
-        double *expected = checked_malloc((size_t)fx->n * sizeof(double));
+        float *x = fa_new_floats(fx->n);
+        float *model = fa_new_floats(fx->n);
+        double *expected = fa_new_doubles(fx->n);
         exp_fixture_fill(fx, x, expected);
         for (int i = 0; i < fx->n; ++i) /* the written-out values are exp(x) to double precision */
             if (!isinf(expected[i]) && isfinite(x[i]) && fabs(expected[i]) >= 0x1p-125)
@@ -157,12 +132,12 @@ static void test_row_fixtures(fa_tests *t)
     for (int o = 0; o < COUNT_OF(ops); ++o)
         for (int f = 0; f < *ops[o].count; ++f) {
             const row_fixture *fx = &ops[o].fixtures[f];
-            float *x = checked_malloc((size_t)row_fixture_x_count(fx) * sizeof(float));
-            float *expected = checked_malloc((size_t)fx->rows * sizeof(float));
-            float *model = checked_malloc((size_t)fx->rows * sizeof(float));
+            float *x = fa_new_floats(row_fixture_x_count(fx));
+            float *expected = fa_new_floats(fx->rows);
+            float *model = fa_new_floats(fx->rows);
             ops[o].fill(fx, x, expected);
             ops[o].model(x, fx->rows, fx->cols, fx->ld, model);
-            const int64_t at = first_difference(model, expected, fx->rows);
+            const int64_t at = fa_first_difference(model, expected, fx->rows);
             FA_EXPECT(t, at < 0, "%s fixture '%s': model %g != expected %g at row %lld", ops[o].op,
                       fx->name, at < 0 ? 0.0 : (double)model[at],
                       at < 0 ? 0.0 : (double)expected[at], (long long)at);
@@ -179,9 +154,9 @@ static void test_elementwise_model_vs_reference(fa_tests *t)
     enum { N = 100003 };
     fa_rng rng;
     fa_rng_seed(&rng, SEED, 1);
-    float *a = checked_malloc(N * sizeof(float)), *b = checked_malloc(N * sizeof(float));
-    float *out = checked_malloc(N * sizeof(float));
-    double *ref = checked_malloc(N * sizeof(double));
+    float *a = fa_new_floats(N), *b = fa_new_floats(N);
+    float *out = fa_new_floats(N);
+    double *ref = fa_new_doubles(N);
     fa_fill(a, N, FA_FILL_GAUSSIAN, 1.0, &rng);
     fa_fill(b, N, FA_FILL_ADVERSARIAL, 1.0, &rng);
 
@@ -235,7 +210,7 @@ static void test_elementwise_model_vs_reference(fa_tests *t)
 static void test_exp2_bound_needs_argument_term(fa_tests *t)
 {
     enum { N = 100000 };
-    float *x = checked_malloc(N * sizeof(float)), *y = checked_malloc(N * sizeof(float));
+    float *x = fa_new_floats(N), *y = fa_new_floats(N);
     for (int i = 0; i < N; ++i)
         x[i] = (float)(80.0 + 8.0 * i / (N - 1));
     model_exp(FA_EXP_EXP2_PRESCALED, x, y, N);
@@ -285,10 +260,10 @@ static void test_rows_model_vs_reference(fa_tests *t)
     for (int s = 0; s < COUNT_OF(MODEL_ROW_SHAPES); ++s) {
         const int64_t rows = MODEL_ROW_SHAPES[s].rows, cols = MODEL_ROW_SHAPES[s].cols,
                       ld = MODEL_ROW_SHAPES[s].ld;
-        float *x = checked_malloc((size_t)(rows * ld) * sizeof(float));
-        float *out = checked_malloc((size_t)rows * sizeof(float));
-        double *ref = checked_malloc((size_t)rows * sizeof(double));
-        double *abs_sum = checked_malloc((size_t)rows * sizeof(double));
+        float *x = fa_new_floats(rows * ld);
+        float *out = fa_new_floats(rows);
+        double *ref = fa_new_doubles(rows);
+        double *abs_sum = fa_new_doubles(rows);
         for (int64_t r = 0; r < rows; ++r) {
             fa_fill(x + r * ld, cols, r % 2 ? FA_FILL_ADVERSARIAL : FA_FILL_GAUSSIAN, 1.0, &rng);
             for (int64_t c = cols; c < ld; ++c)
@@ -334,7 +309,7 @@ static void test_reduction_tree(fa_tests *t)
     /* The bound is the tree's: a row of 2^24 followed by ones loses ~4095 in the tree (the ones of
      * thread 0), within gamma_d sum|x|; a sequential sum loses every one and must fail it widely. */
     enum { COLS = 1 << 20 };
-    float *row = checked_malloc(COLS * sizeof(float));
+    float *row = fa_new_floats(COLS);
     row[0] = 0x1p24f;
     for (int c = 1; c < COLS; ++c)
         row[c] = 1.0f;
@@ -382,30 +357,6 @@ static float *arena_at(size_t bytes)
     return (float *)((uintptr_t)arena + bytes);
 }
 
-/** Checks a status and that the recorded message names @p needle. */
-static void expect_status(fa_tests *t, const char *call, const char *what, fa_status got,
-                          fa_status expected, const char *needle)
-{
-    FA_EXPECT(t, got == expected, "%s, %s: got %s, expected %s (\"%s\")", call, what,
-              fa_status_name(got), fa_status_name(expected), fa_last_error());
-    if (expected != FA_OK && got == expected)
-        FA_EXPECT(t, strstr(fa_last_error(), needle) != NULL, "%s, %s: message \"%s\" lacks \"%s\"",
-                  call, what, fa_last_error(), needle);
-}
-
-#if FA_HAVE_CUDA
-/** The learner's launcher rejects like the reference, or is still "not implemented". */
-static void expect_learner_status(fa_tests *t, const char *call, const char *what, fa_status got,
-                                  fa_status expected, const char *needle)
-{
-    if (got == FA_ERR_NOT_IMPLEMENTED) {
-        FA_EXPECT(t, strstr(fa_last_error(), "not implemented") != NULL,
-                  "%s: not-implemented message \"%s\"", call, fa_last_error());
-        return;
-    }
-    expect_status(t, call, what, got, expected, needle);
-}
-#endif
 
 /** One bad (or edge) call of an elementwise launcher. */
 typedef struct elementwise_case {
@@ -439,15 +390,15 @@ static void test_elementwise_bad_input(fa_tests *t)
     for (int c = 0; c < COUNT_OF(cases); ++c) {
         const elementwise_case *k = &cases[c];
         fa_clear_error();
-        expect_status(t, "vector_add_validate", k->what, vector_add_validate(k->in0, b, k->out, k->n),
-                      k->expected, k->needle);
+        FA_EXPECT_STATUS(t, vector_add_validate(k->in0, b, k->out, k->n), k->expected, k->needle,
+                         "vector_add_validate, %s", k->what);
         fa_clear_error();
-        expect_status(t, "scale_array_validate", k->what,
-                      scale_array_validate(k->in0, k->alpha, k->out, k->n), k->expected, k->needle);
+        FA_EXPECT_STATUS(t, scale_array_validate(k->in0, k->alpha, k->out, k->n), k->expected,
+                         k->needle, "scale_array_validate, %s", k->what);
         for (int m = 0; m < COUNT_OF(EXP_METHODS); ++m) {
             fa_clear_error();
-            expect_status(t, "exp_validate", k->what, exp_validate(EXP_METHODS[m], k->in0, k->out, k->n),
-                          k->expected, k->needle);
+            FA_EXPECT_STATUS(t, exp_validate(EXP_METHODS[m], k->in0, k->out, k->n), k->expected,
+                             k->needle, "exp_validate, %s", k->what);
         }
 #if FA_HAVE_CUDA
         /* Bad input fails before any CUDA call, so the launchers run without a GPU. */
@@ -455,25 +406,25 @@ static void test_elementwise_bad_input(fa_tests *t)
         const unary refs[] = {ref_exp_accurate, ref_exp2_prescaled, ref_exp_fast};
         const unary learners[] = {learner_exp_accurate, learner_exp2_prescaled, learner_exp_fast};
         fa_clear_error();
-        expect_status(t, "ref_vector_add", k->what, ref_vector_add(k->in0, b, k->out, k->n, 0),
-                      k->expected, k->needle);
+        FA_EXPECT_STATUS(t, ref_vector_add(k->in0, b, k->out, k->n, 0), k->expected, k->needle,
+                         "ref_vector_add, %s", k->what);
         fa_clear_error();
-        expect_learner_status(t, "learner_vector_add", k->what,
-                              learner_vector_add(k->in0, b, k->out, k->n, 0), k->expected, k->needle);
+        FA_EXPECT_LEARNER_STATUS(t, learner_vector_add(k->in0, b, k->out, k->n, 0), k->expected,
+                                 k->needle, "learner_vector_add, %s", k->what);
         fa_clear_error();
-        expect_status(t, "ref_scale_array", k->what,
-                      ref_scale_array(k->in0, k->alpha, k->out, k->n, 0), k->expected, k->needle);
+        FA_EXPECT_STATUS(t, ref_scale_array(k->in0, k->alpha, k->out, k->n, 0), k->expected,
+                         k->needle, "ref_scale_array, %s", k->what);
         fa_clear_error();
-        expect_learner_status(t, "learner_scale_array", k->what,
-                              learner_scale_array(k->in0, k->alpha, k->out, k->n, 0), k->expected,
-                              k->needle);
+        FA_EXPECT_LEARNER_STATUS(t, learner_scale_array(k->in0, k->alpha, k->out, k->n, 0),
+                                 k->expected, k->needle, "learner_scale_array, %s", k->what);
         for (int m = 0; m < COUNT_OF(refs); ++m) {
             fa_clear_error();
-            expect_status(t, exp_launcher_name(EXP_METHODS[m]), k->what,
-                          refs[m](k->in0, k->out, k->n, 0), k->expected, k->needle);
+            FA_EXPECT_STATUS(t, refs[m](k->in0, k->out, k->n, 0), k->expected, k->needle, "%s, %s",
+                             exp_launcher_name(EXP_METHODS[m]), k->what);
             fa_clear_error();
-            expect_learner_status(t, exp_launcher_name(EXP_METHODS[m]), k->what,
-                                  learners[m](k->in0, k->out, k->n, 0), k->expected, k->needle);
+            FA_EXPECT_LEARNER_STATUS(t, learners[m](k->in0, k->out, k->n, 0), k->expected,
+                                     k->needle, "%s, %s", exp_launcher_name(EXP_METHODS[m]),
+                                     k->what);
         }
 #endif
     }
@@ -481,37 +432,33 @@ static void test_elementwise_bad_input(fa_tests *t)
     /* Arguments only the vector add has, or only the scale, or only exp (validation suffices:
      * the launchers call these very functions first, as the cases above show). */
     fa_clear_error();
-    expect_status(t, "vector_add_validate", "b NULL", vector_add_validate(a, NULL, out, SPAN),
-                  FA_ERR_NULL_POINTER, "b = NULL");
+    FA_EXPECT_STATUS(t, vector_add_validate(a, NULL, out, SPAN), FA_ERR_NULL_POINTER, "b = NULL",
+                     "vector_add_validate, b NULL");
     fa_clear_error();
-    expect_status(t, "vector_add_validate", "b misaligned",
-                  vector_add_validate(a, arena_at(B_OFFSET + MISALIGN), out, SPAN), FA_ERR_MISALIGNED,
-                  "b = ");
+    FA_EXPECT_STATUS(t, vector_add_validate(a, arena_at(B_OFFSET + MISALIGN), out, SPAN),
+                     FA_ERR_MISALIGNED, "b = ", "vector_add_validate, b misaligned");
     fa_clear_error();
-    expect_status(t, "vector_add_validate", "out overlaps b",
-                  vector_add_validate(a, b, arena_at(B_OFFSET + 16), SPAN), FA_ERR_INVALID_ARGUMENT,
-                  "overlaps b");
+    FA_EXPECT_STATUS(t, vector_add_validate(a, b, arena_at(B_OFFSET + 16), SPAN),
+                     FA_ERR_INVALID_ARGUMENT, "overlaps b", "vector_add_validate, out overlaps b");
     fa_clear_error();
-    expect_status(t, "vector_add_validate", "in place (out == a)", vector_add_validate(a, b, a, SPAN),
-                  FA_OK, "");
+    FA_EXPECT_STATUS(t, vector_add_validate(a, b, a, SPAN), FA_OK, "",
+                     "vector_add_validate, in place (out == a)");
     fa_clear_error();
-    expect_status(t, "scale_array_validate", "alpha NaN", scale_array_validate(a, NAN, out, SPAN),
-                  FA_ERR_INVALID_ARGUMENT, "alpha = nan");
+    FA_EXPECT_STATUS(t, scale_array_validate(a, NAN, out, SPAN), FA_ERR_INVALID_ARGUMENT,
+                     "alpha = nan", "scale_array_validate, alpha NaN");
     fa_clear_error();
-    expect_status(t, "scale_array_validate", "alpha inf, even for n = 0",
-                  scale_array_validate(NULL, INFINITY, NULL, 0), FA_ERR_INVALID_ARGUMENT,
-                  "alpha = inf");
+    FA_EXPECT_STATUS(t, scale_array_validate(NULL, INFINITY, NULL, 0), FA_ERR_INVALID_ARGUMENT,
+                     "alpha = inf", "scale_array_validate, alpha inf, even for n = 0");
     fa_clear_error();
-    expect_status(t, "exp_validate", "unknown method",
-                  exp_validate((fa_exp_method)7, a, out, SPAN), FA_ERR_INVALID_ARGUMENT, "method = 7");
+    FA_EXPECT_STATUS(t, exp_validate((fa_exp_method)7, a, out, SPAN), FA_ERR_INVALID_ARGUMENT,
+                     "method = 7", "exp_validate, unknown method");
 #if FA_HAVE_CUDA
     fa_clear_error();
-    expect_status(t, "ref_scale_array", "alpha NaN", ref_scale_array(a, NAN, out, SPAN, 0),
-                  FA_ERR_INVALID_ARGUMENT, "alpha = nan");
+    FA_EXPECT_STATUS(t, ref_scale_array(a, NAN, out, SPAN, 0), FA_ERR_INVALID_ARGUMENT,
+                     "alpha = nan", "ref_scale_array, alpha NaN");
     fa_clear_error();
-    expect_status(t, "ref_vector_add", "b misaligned",
-                  ref_vector_add(a, arena_at(B_OFFSET + MISALIGN), out, SPAN, 0), FA_ERR_MISALIGNED,
-                  "b = ");
+    FA_EXPECT_STATUS(t, ref_vector_add(a, arena_at(B_OFFSET + MISALIGN), out, SPAN, 0),
+                     FA_ERR_MISALIGNED, "b = ", "ref_vector_add, b misaligned");
 #endif
 }
 
@@ -551,7 +498,7 @@ static void test_row_bad_input(fa_tests *t)
         for (int v = 0; v < COUNT_OF(validators); ++v) {
             fa_clear_error();
             const fa_status got = validators[v](k->x, k->rows, k->cols, k->ld, k->out);
-            expect_status(t, names[v], k->what, got, k->expected, k->needle);
+            FA_EXPECT_STATUS(t, got, k->expected, k->needle, "%s, %s", names[v], k->what);
             if (k->expected != FA_OK)
                 FA_EXPECT(t, strstr(fa_last_error(), names[v]) != NULL,
                           "%s: message \"%s\" does not name the op", names[v], fa_last_error());
@@ -562,19 +509,18 @@ static void test_row_bad_input(fa_tests *t)
         const row_launcher learners[] = {learner_row_max, learner_row_sum};
         for (int v = 0; v < COUNT_OF(refs); ++v) {
             fa_clear_error();
-            expect_status(t, names[v], k->what, refs[v](k->x, k->rows, k->cols, k->ld, k->out, 0),
-                          k->expected, k->needle);
+            FA_EXPECT_STATUS(t, refs[v](k->x, k->rows, k->cols, k->ld, k->out, 0), k->expected,
+                             k->needle, "%s, %s", names[v], k->what);
             fa_clear_error();
-            expect_learner_status(t, names[v], k->what,
-                                  learners[v](k->x, k->rows, k->cols, k->ld, k->out, 0), k->expected,
-                                  k->needle);
+            FA_EXPECT_LEARNER_STATUS(t, learners[v](k->x, k->rows, k->cols, k->ld, k->out, 0),
+                                     k->expected, k->needle, "%s, %s", names[v], k->what);
         }
 #endif
     }
     /* Edges that are valid: empty rows with x NULL, and ld = cols = 0. */
     fa_clear_error();
-    expect_status(t, "row_max_validate", "cols = 0 with x NULL", row_max_validate(NULL, 3, 0, 0, out),
-                  FA_OK, "");
+    FA_EXPECT_STATUS(t, row_max_validate(NULL, 3, 0, 0, out), FA_OK, "",
+                     "row_max_validate, cols = 0 with x NULL");
 }
 
 /**
@@ -583,35 +529,24 @@ static void test_row_bad_input(fa_tests *t)
  */
 static void test_driver_flags(fa_tests *t)
 {
-    static const char *const bad[][5] = {
-        {"stage01", "--impl", "nonsense", NULL, NULL},
-        {"stage01", "--impl", NULL, NULL, NULL},
-        {"stage01", "--milestone", "three", NULL, NULL},
-        {"stage01", "--milestone", "26", NULL, NULL},
-        {"stage01", "--milestone", "6", NULL, NULL}, /* a milestone of another stage */
-        {"stage01", "--seed", "12x", NULL, NULL},
-        {"stage01", "--seed", "-1", NULL, NULL},
-        {"stage01", "--no-such-flag", NULL, NULL, NULL},
-        {"stage01", "--version", "2", NULL, NULL},              /* --version needs --milestone */
-        {"stage01", "--milestone", "1", "--version", "1"},      /* M1 has one version */
-        {"stage01", "--nq", "64", NULL, NULL},                  /* no stage-01 milestone reads it */
-        {"stage01", "--n", "-1", NULL, NULL},                   /* sizes are >= 0 */
+    static const char *const bad[][6] = {
+        {"stage01", "--impl", "nonsense"},
+        {"stage01", "--impl"},
+        {"stage01", "--milestone", "three"},
+        {"stage01", "--milestone", "26"},
+        {"stage01", "--milestone", "6"},                       /* a milestone of another stage */
+        {"stage01", "--seed", "12x"},
+        {"stage01", "--seed", "-1"},
+        {"stage01", "--no-such-flag"},
+        {"stage01", "--version", "2"},                         /* --version needs --milestone */
+        {"stage01", "--milestone", "1", "--version", "1"},     /* M1 has one version */
+        {"stage01", "--nq", "64"},                             /* no stage-01 milestone reads it */
+        {"stage01", "--n", "-1"},                              /* sizes are >= 0 */
         {"stage01", "--n", "77", "--case", "vector_add random n=1"}, /* a case or a problem */
-        {"stage01", "--milestone", "4", "--n", "77"},           /* M4 reads --rows --cols */
+        {"stage01", "--milestone", "4", "--n", "77"},          /* M4 reads --rows --cols */
     };
-    for (int c = 0; c < COUNT_OF(bad); ++c) {
-        char *argv[6] = {NULL};
-        int argc = 0;
-        while (argc < 5 && bad[c][argc] != NULL) {
-            argv[argc] = (char *)bad[c][argc];
-            argc++;
-        }
-        fa_stage_request request;
-        const int code = fa_stage_parse(argc, argv, 1, &request) == FA_CLI_ERROR ? FA_EXIT_USAGE : 0;
-        FA_EXPECT(t, code == FA_EXIT_USAGE, "stage01 %s %s %s %s: exit %d, expected %d",
-                  bad[c][1], bad[c][2] ? bad[c][2] : "", bad[c][3] ? bad[c][3] : "",
-                  bad[c][4] ? bad[c][4] : "", code, FA_EXIT_USAGE);
-    }
+    for (int c = 0; c < COUNT_OF(bad); ++c)
+        FA_EXPECT_USAGE_ERROR(t, 1, bad[c]);
     char *help[] = {"stage01", "--help", NULL};
     fa_stage_request request;
     FA_EXPECT(t, fa_stage_parse(2, help, 1, &request) == FA_CLI_HELP,
@@ -665,15 +600,7 @@ static fa_status device_array(float **device, const float *host, int64_t count)
 static void test_reference_checks(fa_tests *t)
 {
     const fa_run_options options = {.seed = SEED, .quick = false};
-    for (int i = 0; i < stage01.count; ++i) {
-        const fa_milestone_check *m = &stage01.checks[i];
-        FA_EXPECT(t, m->probe(FA_IMPL_REFERENCE) == FA_OK, "M%d reference probe: %s", m->number,
-                  fa_last_error());
-        fa_result result = {0};
-        m->check(FA_IMPL_REFERENCE, &options, &result);
-        FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED, "M%d reference: %s: %s", m->number,
-                  fa_outcome_name(result.outcome), result.detail);
-    }
+    FA_EXPECT_REFERENCE_CHECKS(t, &stage01, &options);
 }
 
 /** The row kernels replay the model's tree: their results agree bit for bit. */
@@ -686,9 +613,9 @@ static void test_rows_match_model(fa_tests *t)
     fa_rng_seed(&rng, SEED, 6);
     for (int s = 0; s < COUNT_OF(shapes); ++s) {
         const int64_t rows = shapes[s].rows, cols = shapes[s].cols, ld = shapes[s].ld;
-        float *x = checked_malloc((size_t)(rows * ld) * sizeof(float));
-        float *model = checked_malloc((size_t)rows * sizeof(float));
-        float *got = checked_malloc((size_t)rows * sizeof(float));
+        float *x = fa_new_floats(rows * ld);
+        float *model = fa_new_floats(rows);
+        float *got = fa_new_floats(rows);
         fa_fill(x, rows * ld, FA_FILL_ADVERSARIAL, 1.0, &rng);
         float *d_x = NULL, *d_out = NULL;
         fa_status status = device_array(&d_x, x, rows * ld);
@@ -699,7 +626,7 @@ static void test_rows_match_model(fa_tests *t)
             status = (op ? ref_row_sum : ref_row_max)(d_x, rows, cols, ld, d_out, 0);
             if (status == FA_OK)
                 status = fa_download(got, d_out, (size_t)rows * sizeof(float));
-            const int64_t at = status == FA_OK ? first_difference(got, model, rows) : -1;
+            const int64_t at = status == FA_OK ? fa_first_difference(got, model, rows) : -1;
             FA_EXPECT(t, at < 0, "%s %lld x %lld: GPU %a != model %a at row %lld",
                       op ? "row_sum" : "row_max", (long long)rows, (long long)cols,
                       at < 0 ? 0.0 : (double)got[at], at < 0 ? 0.0 : (double)model[at], (long long)at);

@@ -247,11 +247,8 @@ static fa_status bench_memory_bound(double copy_gbs)
 
 fa_status stage02_bench(const fa_run_options *options)
 {
-    FA_TRY(fa_print_configuration(stdout));
     double copy_gbs = 0.0;
-    FA_TRY(fa_measure_copy_bandwidth(BENCH_COPY_BYTES, &copy_gbs));
-    printf("\ncopy bandwidth (cudaMemcpyAsync device to device, 256 MiB, read + written): "
-           "%.0f GB/s\n", copy_gbs);
+    FA_TRY(fa_bench_begin(BENCH_COPY_BYTES, &copy_gbs));
     printf("timing: CUDA events, median of 5 to 50 repeats after warm-up, L2 flushed before "
            "each repeat; reference kernels\n");
     FA_TRY(bench_memory_bound(copy_gbs));

@@ -266,8 +266,9 @@ static void check_dot(fa_impl impl, const fa_run_options *options, fa_result *re
                    result->cases);
 }
 
-static fa_status probe_dot(fa_impl impl)
+static fa_status probe_dot(fa_impl impl, const fa_run_options *options)
 {
+    (void)options; /* one version */
     return dot_launch(impl, NULL, NULL, FA_F32, 0, NULL, NULL, 0);
 }
 
@@ -275,7 +276,7 @@ static fa_status probe_dot(fa_impl impl)
 static fa_status time_dot(fa_impl impl, const fa_run_options *options, double *milliseconds,
                           char *label, size_t cap)
 {
-    FA_TRY(probe_dot(impl)); /* not implemented: say so before allocating */
+    FA_TRY(probe_dot(impl, options)); /* not implemented: say so before allocating */
     const bool flags = options->problem.given != 0;
     const fa_dtype dtype = flags ? options->problem.dtype : FA_F32;
     const int64_t n = flags ? fa_problem_get(&options->problem, FA_PROBLEM_N, DOT_FLAG_N)
@@ -589,10 +590,10 @@ static void check_matmul(fa_impl impl, const fa_run_options *options, fa_result 
     free(ctx.operands);
 }
 
-static fa_status probe_matmul(fa_impl impl)
+static fa_status probe_matmul(fa_impl impl, const fa_run_options *options)
 {
     matmul_context ctx = {.impl = impl};
-    return versions_probe(&matmul_walk, &ctx);
+    return versions_probe(&matmul_walk, &ctx, options->version);
 }
 
 /**
@@ -605,7 +606,7 @@ static fa_status time_matmul(fa_impl impl, const fa_run_options *options, double
     matmul_context ctx = {.impl = impl};
     const int version = versions_timed(&matmul_walk, &ctx, options);
     if (version == 0)
-        return versions_probe(&matmul_walk, &ctx);
+        return versions_probe(&matmul_walk, &ctx, options->version);
     const bool flags = options->problem.given != 0;
     const int64_t m = flags ? fa_problem_get(&options->problem, FA_PROBLEM_M, MATMUL_FLAG_M)
                             : MATMUL_TIMED_SIZE;
@@ -777,10 +778,10 @@ static void check_transpose(fa_impl impl, const fa_run_options *options, fa_resu
     versions_check(&transpose_walk, &ctx, options, "bit for bit", result);
 }
 
-static fa_status probe_transpose(fa_impl impl)
+static fa_status probe_transpose(fa_impl impl, const fa_run_options *options)
 {
     transpose_context ctx = {impl, NULL};
-    return versions_probe(&transpose_walk, &ctx);
+    return versions_probe(&transpose_walk, &ctx, options->version);
 }
 
 /**
@@ -793,7 +794,7 @@ static fa_status time_transpose(fa_impl impl, const fa_run_options *options, dou
     transpose_context ctx = {impl, options};
     const int version = versions_timed(&transpose_walk, &ctx, options);
     if (version == 0)
-        return versions_probe(&transpose_walk, &ctx);
+        return versions_probe(&transpose_walk, &ctx, options->version);
     const bool flags = options->problem.given != 0;
     const int64_t rows = flags ? fa_problem_get(&options->problem, FA_PROBLEM_ROWS,
                                                 TRANSPOSE_FLAG_ROWS)

@@ -25,6 +25,7 @@
 #include "fa_check.h"
 #include "fa_cli.h"
 #include "fa_half.h"
+#include "fa_milestones.h"
 #include "fa_reference.h"
 #include "fa_rng.h"
 #include "fa_stage.h"
@@ -45,35 +46,10 @@
 
 enum { TEST_SEED = 2026 };
 
-/** malloc that the tests treat as infallible (a NULL aborts the run with a message). */
-static void *must_alloc(size_t bytes)
-{
-    void *p = malloc(bytes > 0 ? bytes : 1);
-    if (p == NULL) {
-        fprintf(stderr, "test_stage02: out of host memory (%zu bytes)\n", bytes);
-        exit(1);
-    }
-    return p;
-}
-
-/** A host array of @p n elements of @p dtype holding @p values (rounded to it). */
-static void *as_dtype(const float *values, int64_t n, fa_dtype dtype)
-{
-    void *out = must_alloc((size_t)n * (size_t)fa_dtype_size(dtype));
-    for (int64_t i = 0; i < n; ++i)
-        fa_store(out, dtype, i, values[i]);
-    return out;
-}
-
-static bool same_bits(float a, float b)
-{
-    return memcmp(&a, &b, sizeof a) == 0;
-}
-
 /** [cols][rows] copy of a [rows][cols] matrix. */
 static float *transpose_of(const float *in, int64_t rows, int64_t cols)
 {
-    float *out = must_alloc((size_t)(rows * cols) * sizeof *out);
+    float *out = fa_new_floats(rows * cols);
     for (int64_t r = 0; r < rows; ++r)
         for (int64_t c = 0; c < cols; ++c)
             out[c * rows + r] = in[r * cols + c];
@@ -90,22 +66,24 @@ static void test_dot_fixtures(fa_tests *t)
         const fa_dtype dtype = all_dtypes[d];
         for (int f = 0; f < dot_fixture_count; ++f) {
             const dot_fixture *fx = &dot_fixtures[f];
-            void *x = as_dtype(fx->x, fx->n, dtype), *y = as_dtype(fx->y, fx->n, dtype);
+            void *x = fa_as_dtype(fx->x, fx->n, dtype), *y = fa_as_dtype(fx->y, fx->n, dtype);
             const float got = model_dot_product(x, y, dtype, fx->n);
-            FA_EXPECT(t, same_bits(got, fx->expected), "dot fixture '%s' (%s): model %.9g, want %.9g",
-                      fx->name, fa_dtype_name(dtype), got, fx->expected);
+            FA_EXPECT(t, fa_same_bits(got, fx->expected),
+                      "dot fixture '%s' (%s): model %.9g, want %.9g", fx->name,
+                      fa_dtype_name(dtype), got, fx->expected);
             const double ref = fa_ref_dot(x, y, dtype, fx->n, NULL);
             FA_EXPECT(t, ref == fx->expected, "dot fixture '%s' (%s): reference %.17g, want %.9g",
                       fx->name, fa_dtype_name(dtype), ref, fx->expected);
             free(x);
             free(y);
         }
-        float *xf = must_alloc(DOT_LONG_FIXTURE_N * sizeof *xf);
-        float *yf = must_alloc(DOT_LONG_FIXTURE_N * sizeof *yf);
+        float *xf = fa_new_floats(DOT_LONG_FIXTURE_N);
+        float *yf = fa_new_floats(DOT_LONG_FIXTURE_N);
         dot_long_fixture(xf, yf, DOT_LONG_FIXTURE_N);
-        void *x = as_dtype(xf, DOT_LONG_FIXTURE_N, dtype), *y = as_dtype(yf, DOT_LONG_FIXTURE_N, dtype);
+        void *x = fa_as_dtype(xf, DOT_LONG_FIXTURE_N, dtype);
+        void *y = fa_as_dtype(yf, DOT_LONG_FIXTURE_N, dtype);
         const float got = model_dot_product(x, y, dtype, DOT_LONG_FIXTURE_N);
-        FA_EXPECT(t, same_bits(got, DOT_LONG_FIXTURE_SUM), "long dot fixture (%s): model %.9g",
+        FA_EXPECT(t, fa_same_bits(got, DOT_LONG_FIXTURE_SUM), "long dot fixture (%s): model %.9g",
                   fa_dtype_name(dtype), got);
         FA_EXPECT(t, fa_ref_dot(x, y, dtype, DOT_LONG_FIXTURE_N, NULL) == DOT_LONG_FIXTURE_SUM,
                   "long dot fixture (%s): the worked sum", fa_dtype_name(dtype));
@@ -123,8 +101,8 @@ static void test_matmul_fixtures(fa_tests *t)
         const matmul_fixture *fx = &matmul_fixtures[f];
         const int64_t m = fx->m, n = fx->n, k = fx->k;
         float *bt = k * n > 0 ? transpose_of(fx->b, k, n) : NULL;
-        float *c = must_alloc((size_t)(m * n) * sizeof *c);
-        double *want = must_alloc((size_t)(m * n) * sizeof *want);
+        float *c = fa_new_floats(m * n);
+        double *want = fa_new_doubles(m * n);
         for (int l = 0; l < 2; ++l) {
             const fa_b_layout layout = l == 0 ? FA_B_ROW_MAJOR : FA_B_TRANSPOSED;
             const float *b = layout == FA_B_ROW_MAJOR ? fx->b : bt;
@@ -135,7 +113,7 @@ static void test_matmul_fixtures(fa_tests *t)
                     model_matmul_tensor_core(fx->a, b, layout, m, n, k, c);
                 bool exact = true;
                 for (int64_t i = 0; i < m * n; ++i)
-                    exact = exact && same_bits(c[i], fx->c[i]);
+                    exact = exact && fa_same_bits(c[i], fx->c[i]);
                 FA_EXPECT(t, exact, "matmul fixture '%s' %s: the %s model differs", fx->name,
                           l == 0 ? "NN" : "NT", model == 0 ? "fp32" : "tensor-core");
             }
@@ -159,7 +137,7 @@ static void test_transpose_fixtures(fa_tests *t)
     for (int f = 0; f < transpose_fixture_count; ++f) {
         const transpose_fixture *fx = &transpose_fixtures[f];
         const int64_t count = fx->rows * fx->cols;
-        double *out = must_alloc((size_t)count * sizeof *out);
+        double *out = fa_new_doubles(count);
         fa_ref_transpose(fx->in, fx->rows, fx->cols, out);
         bool exact = true;
         for (int64_t i = 0; i < count; ++i)
@@ -180,10 +158,10 @@ static void test_dot_model_within_bound(fa_tests *t)
         for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; ++i) {
             const int64_t n = lengths[i];
             const fa_dtype dtype = all_dtypes[d];
-            float *xf = must_alloc((size_t)n * sizeof *xf), *yf = must_alloc((size_t)n * sizeof *yf);
+            float *xf = fa_new_floats(n), *yf = fa_new_floats(n);
             fa_fill(xf, n, FA_FILL_GAUSSIAN, 1.0, &rng);
             fa_fill(yf, n, FA_FILL_GAUSSIAN, 1.0, &rng);
-            void *x = as_dtype(xf, n, dtype), *y = as_dtype(yf, n, dtype);
+            void *x = fa_as_dtype(xf, n, dtype), *y = fa_as_dtype(yf, n, dtype);
             double abs_sum = 0.0;
             const double ref = fa_ref_dot(x, y, dtype, n, &abs_sum);
             const float got = model_dot_product(x, y, dtype, n);
@@ -191,7 +169,7 @@ static void test_dot_model_within_bound(fa_tests *t)
             FA_EXPECT(t, fabs((double)got - ref) <= bound,
                       "dot model %s n = %lld: err %.3g > bound %.3g", fa_dtype_name(dtype),
                       (long long)n, fabs((double)got - ref), bound);
-            FA_EXPECT(t, same_bits(model_dot_product(y, x, dtype, n), got),
+            FA_EXPECT(t, fa_same_bits(model_dot_product(y, x, dtype, n), got),
                       "dot model %s n = %lld: x . y and y . x differ", fa_dtype_name(dtype),
                       (long long)n);
             free(xf);
@@ -223,14 +201,14 @@ static void test_matmul_fp32_model(fa_tests *t)
     const int64_t m = 33, n = 47, k = 129;
     fa_rng rng;
     fa_rng_seed(&rng, TEST_SEED, 2);
-    float *a = must_alloc((size_t)(m * k) * sizeof *a), *b = must_alloc((size_t)(k * n) * sizeof *b);
+    float *a = fa_new_floats(m * k), *b = fa_new_floats(k * n);
     fa_fill(a, m * k, FA_FILL_GAUSSIAN, 1.0, &rng);
     fa_fill(b, k * n, FA_FILL_GAUSSIAN, 1.0, &rng);
     float *bt = transpose_of(b, k, n);
-    float *c = must_alloc((size_t)(m * n) * sizeof *c), *ct = must_alloc((size_t)(m * n) * sizeof *ct);
-    double *want = must_alloc((size_t)(m * n) * sizeof *want);
-    double *abs_c = must_alloc((size_t)(m * n) * sizeof *abs_c);
-    double *bound = must_alloc((size_t)(m * n) * sizeof *bound);
+    float *c = fa_new_floats(m * n), *ct = fa_new_floats(m * n);
+    double *want = fa_new_doubles(m * n);
+    double *abs_c = fa_new_doubles(m * n);
+    double *bound = fa_new_doubles(m * n);
     model_matmul_fp32(a, b, FA_B_ROW_MAJOR, m, n, k, c);
     model_matmul_fp32(a, bt, FA_B_TRANSPOSED, m, n, k, ct);
     fa_ref_matmul(a, b, FA_F32, FA_B_ROW_MAJOR, m, n, k, want, abs_c);
@@ -268,17 +246,17 @@ static void test_tensor_core_bound(fa_tests *t)
     fa_rng_seed(&rng, TEST_SEED, 3);
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
         const int64_t m = shapes[s].m, n = shapes[s].n, k = shapes[s].k;
-        float *a = must_alloc((size_t)(m * k) * sizeof *a), *b = must_alloc((size_t)(k * n) * sizeof *b);
+        float *a = fa_new_floats(m * k), *b = fa_new_floats(k * n);
         fa_fill(a, m * k, FA_FILL_GAUSSIAN, 1.0, &rng);
         fa_fill(b, k * n, FA_FILL_GAUSSIAN, 1.0, &rng);
         for (int64_t i = 0; i < m * k; ++i)
             a[i] = fa_round_to(FA_BF16, a[i]);
         for (int64_t i = 0; i < k * n; ++i)
             b[i] = fa_round_to(FA_BF16, b[i]);
-        double *want = must_alloc((size_t)(m * n) * sizeof *want);
-        double *abs_c = must_alloc((size_t)(m * n) * sizeof *abs_c);
-        double *bound = must_alloc((size_t)(m * n) * sizeof *bound);
-        float *c = must_alloc((size_t)(m * n) * sizeof *c);
+        double *want = fa_new_doubles(m * n);
+        double *abs_c = fa_new_doubles(m * n);
+        double *bound = fa_new_doubles(m * n);
+        float *c = fa_new_floats(m * n);
         fa_ref_matmul(a, b, FA_F32, shapes[s].layout, m, n, k, want, abs_c);
         for (int64_t i = 0; i < m * n; ++i)
             bound[i] = model_matmul_tensor_core_bound(k, abs_c[i]);
@@ -320,10 +298,10 @@ static void test_matmul_transpose_identity(fa_tests *t)
     const int64_t m = 9, n = 13, k = 21;
     fa_rng rng;
     fa_rng_seed(&rng, TEST_SEED, 4);
-    float *a = must_alloc((size_t)(m * k) * sizeof *a), *b = must_alloc((size_t)(k * n) * sizeof *b);
+    float *a = fa_new_floats(m * k), *b = fa_new_floats(k * n);
     fa_fill(a, m * k, FA_FILL_GAUSSIAN, 1.0, &rng);
     fa_fill(b, k * n, FA_FILL_GAUSSIAN, 1.0, &rng);
-    float *c = must_alloc((size_t)(m * n) * sizeof *c), *d = must_alloc((size_t)(m * n) * sizeof *d);
+    float *c = fa_new_floats(m * n), *d = fa_new_floats(m * n);
     float *bt = transpose_of(b, k, n);
     model_matmul_fp32(a, b, FA_B_ROW_MAJOR, m, n, k, c);   /* [m][n] */
     model_matmul_fp32(bt, a, FA_B_TRANSPOSED, n, m, k, d); /* [n][m] = B^T (A^T) */
@@ -338,17 +316,6 @@ static void test_matmul_transpose_identity(fa_tests *t)
 }
 
 /* ==== cpu: bad input ======================================================================= */
-
-/** Expects @p status == @p expected and, for a failure, a message naming @p needle. */
-static void expect_rejected(fa_tests *t, const char *label, fa_status status, fa_status expected,
-                            const char *needle)
-{
-    FA_EXPECT(t, status == expected, "%s: got %s, want %s (%s)", label, fa_status_name(status),
-              fa_status_name(expected), fa_last_error());
-    if (expected != FA_OK)
-        FA_EXPECT(t, strstr(fa_last_error(), needle) != NULL, "%s: message '%s' should name '%s'",
-                  label, fa_last_error(), needle);
-}
 
 /* Host memory the validators look at but never read; 16-byte aligned so offsets are exact. */
 static _Alignas(16) float host_buffer[64];
@@ -385,9 +352,7 @@ static void dot_bad_inputs(fa_tests *t, const char *who, dot_call call, bool lea
         fa_clear_error();
         const fa_status s = call(cases[i].x, cases[i].y, cases[i].dtype, cases[i].n,
                                  cases[i].partials, cases[i].result);
-        if (learner && s == FA_ERR_NOT_IMPLEMENTED)
-            continue; /* the skeleton: FA_TODO comes before validation */
-        expect_rejected(t, label, s, cases[i].expected, cases[i].needle);
+        FA_EXPECT_STATUS_OF(t, learner, s, cases[i].expected, cases[i].needle, "%s", label);
     }
     snprintf(label, sizeof label, "%s: n = 0 with NULL pointers", who);
     const fa_status empty = call(NULL, NULL, FA_F32, 0, NULL, NULL);
@@ -440,9 +405,7 @@ static void matmul_bad_inputs(fa_tests *t, const char *who, matmul_call call, bo
         fa_clear_error();
         const fa_status s = call(cases[i].a, cases[i].b, cases[i].c, cases[i].m, cases[i].n,
                                  cases[i].k, cases[i].layout);
-        if (learner && s == FA_ERR_NOT_IMPLEMENTED)
-            continue;
-        expect_rejected(t, label, s, cases[i].expected, cases[i].needle);
+        FA_EXPECT_STATUS_OF(t, learner, s, cases[i].expected, cases[i].needle, "%s", label);
     }
     /* m = 0: a (0 x 3) and c (0 x 5) may be NULL; b (3 x 5) still has elements. */
     const fa_status empty = call(NULL, b, NULL, 0, 5, 3, FA_B_ROW_MAJOR);
@@ -482,9 +445,7 @@ static void transpose_bad_inputs(fa_tests *t, const char *who, transpose_call ca
         snprintf(label, sizeof label, "%s: %s", who, cases[i].what);
         fa_clear_error();
         const fa_status s = call(cases[i].in, cases[i].out, cases[i].rows, cases[i].cols);
-        if (learner && s == FA_ERR_NOT_IMPLEMENTED)
-            continue;
-        expect_rejected(t, label, s, cases[i].expected, cases[i].needle);
+        FA_EXPECT_STATUS_OF(t, learner, s, cases[i].expected, cases[i].needle, "%s", label);
     }
     const fa_status empty = call(NULL, NULL, 0, 7);
     FA_EXPECT(t, empty == FA_OK || (learner && empty == FA_ERR_NOT_IMPLEMENTED),
@@ -604,16 +565,6 @@ static float *far_c(void)
     return (float *)(((uintptr_t)1 << 63) | ((uintptr_t)1 << 58));
 }
 
-#if FA_HAVE_CUDA
-/** A refused size through a launcher: the reference's status, or the learner's "not implemented". */
-static void expect_launcher(fa_tests *t, const char *who, bool learner, fa_status status,
-                            fa_status expected, const char *needle)
-{
-    if (learner && status == FA_ERR_NOT_IMPLEMENTED)
-        return; /* the skeleton: FA_TODO comes before validation */
-    expect_rejected(t, who, status, expected, needle);
-}
-#endif
 
 /**
  * Every limit of validate.c at its boundary: the largest size accepted
@@ -631,20 +582,19 @@ static void test_size_limits(fa_tests *t)
         float *x = host_buffer, *y = host_buffer + 16, *p = host_buffer + 32, *r = host_buffer + 48;
         snprintf(label, sizeof label, "dot_product_validate %s n = %lld (the most)",
                  fa_dtype_name(dtype), (long long)most);
-        expect_rejected(t, label, dot_product_validate(x, y, dtype, most, p, r), FA_OK, "");
+        FA_EXPECT_STATUS(t, dot_product_validate(x, y, dtype, most, p, r), FA_OK, "", "%s", label);
         snprintf(label, sizeof label, "dot_product_validate %s n = %lld (one more)",
                  fa_dtype_name(dtype), (long long)(most + 1));
         fa_clear_error();
-        expect_rejected(t, label, dot_product_validate(x, y, dtype, most + 1, p, r),
-                        FA_ERR_OVERFLOW, "n = ");
+        FA_EXPECT_STATUS(t, dot_product_validate(x, y, dtype, most + 1, p, r), FA_ERR_OVERFLOW,
+                         "n = ", "%s", label);
 #if FA_HAVE_CUDA
         fa_clear_error();
-        expect_launcher(t, "ref_dot_product one past the most", false,
-                        ref_dot_product(x, y, dtype, most + 1, p, r, 0), FA_ERR_OVERFLOW, "n = ");
+        FA_EXPECT_STATUS(t, ref_dot_product(x, y, dtype, most + 1, p, r, 0), FA_ERR_OVERFLOW,
+                         "n = ", "ref_dot_product one past the most");
         fa_clear_error();
-        expect_launcher(t, "learner_dot_product one past the most", true,
-                        learner_dot_product(x, y, dtype, most + 1, p, r, 0), FA_ERR_OVERFLOW,
-                        "n = ");
+        FA_EXPECT_LEARNER_STATUS(t, learner_dot_product(x, y, dtype, most + 1, p, r, 0),
+                                 FA_ERR_OVERFLOW, "n = ", "learner_dot_product one past the most");
 #endif
     }
 
@@ -665,10 +615,10 @@ static void test_size_limits(fa_tests *t)
         const limit_case *l = &matmul[c];
         snprintf(label, sizeof label, "matmul_validate %s", l->what);
         fa_clear_error();
-        expect_rejected(t, label,
-                        matmul_validate("matmul", far_a(), far_b(), far_c(), l->m, l->n, l->k,
-                                        FA_B_ROW_MAJOR, (int)sizeof(float)),
-                        l->expected, l->needle);
+        FA_EXPECT_STATUS(t,
+                         matmul_validate("matmul", far_a(), far_b(), far_c(), l->m, l->n, l->k,
+                                         FA_B_ROW_MAJOR, (int)sizeof(float)),
+                         l->expected, l->needle, "%s", label);
 #if FA_HAVE_CUDA
         typedef fa_status (*fp32_launcher)(const float *, const float *, float *, int64_t,
                                            int64_t, int64_t, fa_b_layout, cudaStream_t);
@@ -687,19 +637,18 @@ static void test_size_limits(fa_tests *t)
         for (int i = 0; i < COUNT_OF(launchers) && l->expected != FA_OK; ++i) {
             snprintf(label, sizeof label, "%s %s", launchers[i].name, l->what);
             fa_clear_error();
-            expect_launcher(t, label, launchers[i].learner,
-                            launchers[i].launch(far_a(), far_b(), far_c(), l->m, l->n, l->k,
-                                                FA_B_ROW_MAJOR, 0),
-                            l->expected, l->needle);
+            const fa_status s = launchers[i].launch(far_a(), far_b(), far_c(), l->m, l->n, l->k,
+                                                    FA_B_ROW_MAJOR, 0);
+            FA_EXPECT_STATUS_OF(t, launchers[i].learner, s, l->expected, l->needle, "%s", label);
         }
 #endif
     }
     /* bf16 (version 4): 2-byte elements, so every B the n and k limits allow fits. */
     fa_clear_error();
-    expect_rejected(t, "matmul_validate bf16 k = n = INT32_MAX",
-                    matmul_validate("matmul_mma_bf16", far_a(), far_b(), far_c(), 1, INT32_MAX,
-                                    INT32_MAX, FA_B_TRANSPOSED, (int)sizeof(uint16_t)),
-                    FA_OK, "");
+    FA_EXPECT_STATUS(t,
+                     matmul_validate("matmul_mma_bf16", far_a(), far_b(), far_c(), 1, INT32_MAX,
+                                     INT32_MAX, FA_B_TRANSPOSED, (int)sizeof(uint16_t)),
+                     FA_OK, "", "matmul_validate bf16 k = n = INT32_MAX");
 
     /* M8: rows and cols; within both limits every byte size fits. */
     const limit_case transpose[] = {
@@ -715,43 +664,28 @@ static void test_size_limits(fa_tests *t)
         const float *in = far_a();
         snprintf(label, sizeof label, "transpose_validate %s", l->what);
         fa_clear_error();
-        expect_rejected(t, label, transpose_validate("transpose", in, far_c(), l->m, l->n),
-                        l->expected, l->needle);
+        FA_EXPECT_STATUS(t, transpose_validate("transpose", in, far_c(), l->m, l->n), l->expected,
+                         l->needle, "%s", label);
 #if FA_HAVE_CUDA
         if (l->expected == FA_OK)
             continue;
         fa_clear_error();
-        expect_launcher(t, "ref_transpose_naive", false,
-                        ref_transpose_naive(in, far_c(), l->m, l->n, 0), l->expected, l->needle);
+        FA_EXPECT_STATUS(t, ref_transpose_naive(in, far_c(), l->m, l->n, 0), l->expected,
+                         l->needle, "ref_transpose_naive");
         fa_clear_error();
-        expect_launcher(t, "ref_transpose_smem_tiled", false,
-                        ref_transpose_smem_tiled(in, far_c(), l->m, l->n, 0), l->expected,
-                        l->needle);
+        FA_EXPECT_STATUS(t, ref_transpose_smem_tiled(in, far_c(), l->m, l->n, 0), l->expected,
+                         l->needle, "ref_transpose_smem_tiled");
         fa_clear_error();
-        expect_launcher(t, "learner_transpose_naive", true,
-                        learner_transpose_naive(in, far_c(), l->m, l->n, 0), l->expected,
-                        l->needle);
+        FA_EXPECT_LEARNER_STATUS(t, learner_transpose_naive(in, far_c(), l->m, l->n, 0),
+                                 l->expected, l->needle, "learner_transpose_naive");
         fa_clear_error();
-        expect_launcher(t, "learner_transpose_smem_tiled", true,
-                        learner_transpose_smem_tiled(in, far_c(), l->m, l->n, 0), l->expected,
-                        l->needle);
+        FA_EXPECT_LEARNER_STATUS(t, learner_transpose_smem_tiled(in, far_c(), l->m, l->n, 0),
+                                 l->expected, l->needle, "learner_transpose_smem_tiled");
 #endif
     }
 }
 
 /* ==== cpu: the driver's flags =============================================================== */
-
-/** Builds argv from @p words (NULL-terminated, at most 7) and parses it for stage 02. */
-static int parse_words(const char *const *words, fa_stage_request *request)
-{
-    char *argv[8] = {NULL};
-    int argc = 0;
-    while (argc < 7 && words[argc] != NULL) {
-        argv[argc] = (char *)words[argc];
-        argc++;
-    }
-    return fa_stage_parse(argc, argv, 2, request);
-}
 
 /**
  * Every bad command line of stage 02's own flags (milestones, versions,
@@ -780,41 +714,34 @@ static void test_driver_flags(fa_tests *t)
         {"stage02", "--k", "5", "--case", "v1 naive NN random 0 1x1x1", NULL}, /* a case or a problem */
         {"stage02", "--bench", "--m", "5", NULL},
     };
-    for (int c = 0; c < COUNT_OF(bad); ++c) {
-        fa_stage_request request;
-        const int code = parse_words(bad[c], &request) == FA_CLI_ERROR ? FA_EXIT_USAGE : 0;
-        char line[160] = "";
-        for (int w = 1; bad[c][w] != NULL; ++w)
-            snprintf(line + strlen(line), sizeof line - strlen(line), " %s", bad[c][w]);
-        FA_EXPECT(t, code == FA_EXIT_USAGE, "stage02%s: exit %d, expected %d", line, code,
-                  FA_EXIT_USAGE);
-    }
+    for (int c = 0; c < COUNT_OF(bad); ++c)
+        FA_EXPECT_USAGE_ERROR(t, 2, bad[c]);
 
     fa_stage_request request;
     static const char *const version[] = {"stage02", "--milestone", "7", "--version", "4", NULL};
-    FA_EXPECT(t, parse_words(version, &request) == FA_CLI_OK && request.milestone == 7 &&
-                     request.run.version == 4,
+    FA_EXPECT(t, fa_stage_parse_words(version, 2, &request) == FA_CLI_OK &&
+                     request.milestone == 7 && request.run.version == 4,
               "--milestone 7 --version 4 must select M7's tensor-core version");
     static const char *const matmul[] = {"stage02", "--m", "3", "--n", "5", "--k", "7", NULL};
-    FA_EXPECT(t, parse_words(matmul, &request) == FA_CLI_OK &&
+    FA_EXPECT(t, fa_stage_parse_words(matmul, 2, &request) == FA_CLI_OK &&
                      request.run.problem.given == (FA_PROBLEM_M | FA_PROBLEM_N | FA_PROBLEM_K) &&
                      request.run.problem.m == 3 && request.run.problem.n == 5 &&
                      request.run.problem.k == 7,
               "--m 3 --n 5 --k 7 must describe a 3 x 5 x 7 product");
     static const char *const dot[] = {"stage02", "--n", "77", "--dtype", "bf16", NULL};
-    FA_EXPECT(t, parse_words(dot, &request) == FA_CLI_OK &&
+    FA_EXPECT(t, fa_stage_parse_words(dot, 2, &request) == FA_CLI_OK &&
                      request.run.problem.given == (FA_PROBLEM_N | FA_PROBLEM_DTYPE) &&
                      request.run.problem.n == 77 && request.run.problem.dtype == FA_BF16,
               "--n 77 --dtype bf16 must describe a bf16 dot product of 77 elements");
     static const char *const rows[] = {"stage02", "--rows", "3", "--cols", "5", NULL};
-    FA_EXPECT(t, parse_words(rows, &request) == FA_CLI_OK &&
+    FA_EXPECT(t, fa_stage_parse_words(rows, 2, &request) == FA_CLI_OK &&
                      request.run.problem.given == (FA_PROBLEM_ROWS | FA_PROBLEM_COLS) &&
                      request.run.problem.rows == 3 && request.run.problem.cols == 5,
               "--rows 3 --cols 5 must describe a 3 x 5 transpose");
     static const char *const rerun[] = {"stage02", "--milestone", "8", "--version", "2",
                                         "--case", "v2 smem_tiled random 3 31x32", NULL};
-    FA_EXPECT(t, parse_words(rerun, &request) == FA_CLI_OK && request.run.version == 2 &&
-                     request.run.case_name != NULL &&
+    FA_EXPECT(t, fa_stage_parse_words(rerun, 2, &request) == FA_CLI_OK &&
+                     request.run.version == 2 && request.run.case_name != NULL &&
                      strcmp(request.run.case_name, "v2 smem_tiled random 3 31x32") == 0,
               "a rerun line (--milestone 8 --version 2 --case ...) must parse");
 }
@@ -885,7 +812,13 @@ static void test_versions_walk(fa_tests *t)
     FA_EXPECT(t, two.runs[0] == 1 && two.runs[1] == 1 && two.runs[2] == 0 && two.runs[3] == 0,
               "only the written versions run (runs %d %d %d %d)", two.runs[0], two.runs[1],
               two.runs[2], two.runs[3]);
-    FA_EXPECT(t, versions_probe(&fake_walk, &two) == FA_OK, "the probe: implemented");
+    FA_EXPECT(t, versions_probe(&fake_walk, &two, 0) == FA_OK, "the probe: implemented");
+    fa_clear_error();
+    FA_EXPECT(t, versions_probe(&fake_walk, &two, 3) == FA_ERR_NOT_IMPLEMENTED &&
+                     strstr(fa_last_error(), "FA_TODO_VERSION(99, 3)") != NULL,
+              "the probe of --version 3, not written: its marker (%s)", fa_last_error());
+    FA_EXPECT(t, versions_probe(&fake_walk, &two, 2) == FA_OK,
+              "the probe of --version 2, written: implemented");
     const fa_run_options all = {.seed = TEST_SEED};
     FA_EXPECT(t, versions_timed(&fake_walk, &two, &all) == 2,
               "the timing measures the most advanced version written");
@@ -910,7 +843,7 @@ static void test_versions_walk(fa_tests *t)
                      strstr(r.detail, "FA_TODO_VERSION(99, 1)") != NULL,
               "nothing written: not implemented, naming version 1 (%s)", r.detail);
     fa_clear_error();
-    FA_EXPECT(t, versions_probe(&fake_walk, &none) == FA_ERR_NOT_IMPLEMENTED &&
+    FA_EXPECT(t, versions_probe(&fake_walk, &none, 0) == FA_ERR_NOT_IMPLEMENTED &&
                      strstr(fa_last_error(), "version 1 ") != NULL,
               "the probe of nothing written names version 1: %s", fa_last_error());
     FA_EXPECT(t, versions_timed(&fake_walk, &none, &all) == 0, "nothing written: nothing to time");
@@ -928,7 +861,39 @@ static void test_versions_walk(fa_tests *t)
     FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED &&
                      strstr(r.detail, "not written yet: v1 one, v3 three, v4 four") != NULL,
               "version 2 without version 1 still runs and passes (%s)", r.detail);
+    FA_EXPECT(t, versions_probe(&fake_walk, &skipped, 0) == FA_OK,
+              "version 2 without version 1: the probe lets the check run");
 }
+
+#if FA_HAVE_CUDA
+/**
+ * `stage02 --impl learner --milestone 7 --version 3` says "not implemented"
+ * while version 3 is unwritten, GPU or not: the probes of M7 and M8 ask the
+ * version of --version, and return before any CUDA call. Every version of
+ * the reference is written; a learner's version is written, or its
+ * message names that version's marker, not version 1's.
+ */
+static void test_version_probes(fa_tests *t)
+{
+    for (int i = 0; i < stage02.count; ++i) {
+        const fa_milestone_check *m = &stage02.checks[i];
+        for (int v = 1; v <= fa_milestone(m->number)->versions; ++v) {
+            const fa_run_options options = {.seed = TEST_SEED, .version = v};
+            fa_clear_error();
+            FA_EXPECT_STATUS(t, m->probe(FA_IMPL_REFERENCE, &options), FA_OK, NULL,
+                             "M%d reference probe, --version %d", m->number, v);
+            char marker[64];
+            snprintf(marker, sizeof marker, "FA_TODO_VERSION(%d, %d)", m->number, v);
+            fa_clear_error();
+            const fa_status learner = m->probe(FA_IMPL_LEARNER, &options);
+            FA_EXPECT(t, learner == FA_OK || (learner == FA_ERR_NOT_IMPLEMENTED &&
+                                              strstr(fa_last_error(), marker) != NULL),
+                      "M%d learner probe, --version %d: %s, \"%s\" (want OK or %s)", m->number,
+                      v, fa_status_name(learner), fa_last_error(), marker);
+        }
+    }
+}
+#endif
 
 /* ==== gpu ================================================================================== */
 
@@ -936,7 +901,7 @@ static void test_versions_walk(fa_tests *t)
 /** A device copy of @p count floats (as bf16 when @p bf16) followed by NaN canaries. */
 static void *canary_copy(fa_tests *t, const float *host, int64_t count, bool bf16)
 {
-    void *staged = bf16 ? as_dtype(host, count, FA_BF16) : NULL;
+    void *staged = bf16 ? fa_as_dtype(host, count, FA_BF16) : NULL;
     const size_t element = bf16 ? sizeof(uint16_t) : sizeof(float);
     void *device = NULL;
     const fa_status s = fa_canary_input(&device, bf16 ? staged : (const void *)host,
@@ -958,7 +923,7 @@ static float *canary_output(fa_tests *t, int64_t count)
 /** Downloads @p count floats; expects the canaries after them intact. Caller frees. */
 static float *download_checked(fa_tests *t, const char *label, const float *device, int64_t count)
 {
-    float *host = must_alloc((size_t)count * sizeof *host);
+    float *host = fa_new_floats(count);
     int64_t overwritten = 0;
     const fa_status s = fa_canary_download(host, device, (size_t)count * sizeof *host,
                                            &overwritten);
@@ -971,25 +936,7 @@ static float *download_checked(fa_tests *t, const char *label, const float *devi
 static void gpu_milestone_checks(fa_tests *t)
 {
     const fa_run_options options = {.seed = TEST_SEED, .quick = false};
-    for (int i = 0; i < stage02.count; ++i) {
-        const fa_milestone_check *m = &stage02.checks[i];
-        FA_EXPECT(t, m->probe(FA_IMPL_REFERENCE) == FA_OK, "M%d reference probe: %s", m->number,
-                  fa_last_error());
-        fa_result result = {0};
-        m->check(FA_IMPL_REFERENCE, &options, &result);
-        FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED, "reference M%d: %s", m->number,
-                  result.detail);
-    }
-}
-
-/** Runs milestone @p number's check of the reference with @p options; returns the result. */
-static fa_result reference_check(int number, const fa_run_options *options)
-{
-    fa_result result = {0};
-    for (int i = 0; i < stage02.count; ++i)
-        if (stage02.checks[i].number == number)
-            stage02.checks[i].check(FA_IMPL_REFERENCE, options, &result);
-    return result;
+    FA_EXPECT_REFERENCE_CHECKS(t, &stage02, &options);
 }
 
 /**
@@ -1001,19 +948,19 @@ static void gpu_case_selection(fa_tests *t)
 {
     fa_run_options options = {.seed = TEST_SEED, .version = 1,
                               .case_name = "v1 naive NN random 4 31x33x7"};
-    fa_result r = reference_check(7, &options);
+    fa_result r = fa_stage_check(&stage02, 7, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == 1,
               "--version 1 --case must run exactly its case: %s, %d cases", r.detail, r.cases);
     options = (fa_run_options){.seed = TEST_SEED,
                                .case_name = "v3 register_blocked NT fixture 'A * identity'"};
-    r = reference_check(7, &options);
+    r = fa_stage_check(&stage02, 7, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == 1,
               "--case of version 3 must run exactly its case: %s, %d cases", r.detail, r.cases);
     options.case_name = "no such case";
-    r = reference_check(8, &options);
+    r = fa_stage_check(&stage02, 8, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, r.cases == 0, "an unknown --case must run nothing (%d cases)", r.cases);
     options.case_name = "bf16 random 8 n=255";
-    r = reference_check(6, &options);
+    r = fa_stage_check(&stage02, 6, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == 1,
               "--case of M6 must run exactly its case: %s, %d cases", r.detail, r.cases);
 
@@ -1022,17 +969,17 @@ static void gpu_case_selection(fa_tests *t)
     options.problem.m = 5;
     options.problem.n = 7;
     options.problem.k = 3;
-    r = reference_check(7, &options);
+    r = fa_stage_check(&stage02, 7, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == MATMUL_VERSIONS,
               "--m 5 --n 7 --k 3 must run one case per version: %s, %d cases", r.detail, r.cases);
     options.version = 2;
-    r = reference_check(7, &options);
+    r = fa_stage_check(&stage02, 7, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == 1,
               "--version 2 --m 5 --n 7 --k 3 must run its one case: %s, %d cases", r.detail,
               r.cases);
     options.problem.given = FA_PROBLEM_M;
     options.problem.m = (int64_t)MATRIX_MAX_ROWS + 1;
-    r = reference_check(7, &options);
+    r = fa_stage_check(&stage02, 7, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, r.outcome == FA_OUTCOME_ERROR && strstr(r.detail, "m = ") != NULL,
               "a problem the launcher refuses reports its error: %s", r.detail);
 
@@ -1040,7 +987,7 @@ static void gpu_case_selection(fa_tests *t)
     options.problem.given = FA_PROBLEM_N | FA_PROBLEM_DTYPE;
     options.problem.n = 77;
     options.problem.dtype = FA_BF16;
-    r = reference_check(6, &options);
+    r = fa_stage_check(&stage02, 6, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == 1,
               "--n 77 --dtype bf16 must run its one case: %s, %d cases", r.detail, r.cases);
 
@@ -1048,12 +995,12 @@ static void gpu_case_selection(fa_tests *t)
     options.problem.given = FA_PROBLEM_ROWS | FA_PROBLEM_COLS;
     options.problem.rows = 3;
     options.problem.cols = 5;
-    r = reference_check(8, &options);
+    r = fa_stage_check(&stage02, 8, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == 2,
               "--rows 3 --cols 5 must run one case per version: %s, %d cases", r.detail, r.cases);
     options.problem.given = FA_PROBLEM_COLS;
     options.problem.cols = (int64_t)INT32_MAX + 1;
-    r = reference_check(8, &options);
+    r = fa_stage_check(&stage02, 8, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, r.outcome == FA_OUTCOME_ERROR && strstr(r.detail, "cols = ") != NULL,
               "a transpose the launcher refuses reports its error: %s", r.detail);
 }
@@ -1073,10 +1020,10 @@ static void gpu_matmul_equals_model(fa_tests *t)
     const int64_t m = 70, n = 90, k = 110;
     fa_rng rng;
     fa_rng_seed(&rng, TEST_SEED, 10);
-    float *a = must_alloc((size_t)(m * k) * sizeof *a), *b = must_alloc((size_t)(k * n) * sizeof *b);
+    float *a = fa_new_floats(m * k), *b = fa_new_floats(k * n);
     fa_fill(a, m * k, FA_FILL_GAUSSIAN, 1.0, &rng);
     fa_fill(b, k * n, FA_FILL_GAUSSIAN, 1.0, &rng);
-    float *model = must_alloc((size_t)(m * n) * sizeof *model);
+    float *model = fa_new_floats(m * n);
     void *a_dev = canary_copy(t, a, m * k, false), *b_dev = canary_copy(t, b, k * n, false);
     for (int l = 0; l < 2; ++l) {
         const fa_b_layout layout = l == 0 ? FA_B_ROW_MAJOR : FA_B_TRANSPOSED;
@@ -1111,10 +1058,10 @@ static void gpu_dot_equals_model(fa_tests *t)
         for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; ++i) {
             const int64_t n = lengths[i];
             const fa_dtype dtype = all_dtypes[d];
-            float *xf = must_alloc((size_t)n * sizeof *xf), *yf = must_alloc((size_t)n * sizeof *yf);
+            float *xf = fa_new_floats(n), *yf = fa_new_floats(n);
             fa_fill(xf, n, FA_FILL_GAUSSIAN, 1.0, &rng);
             fa_fill(yf, n, FA_FILL_GAUSSIAN, 1.0, &rng);
-            void *x = as_dtype(xf, n, dtype), *y = as_dtype(yf, n, dtype);
+            void *x = fa_as_dtype(xf, n, dtype), *y = fa_as_dtype(yf, n, dtype);
             void *x_dev = NULL, *y_dev = NULL;
             const size_t bytes = (size_t)n * (size_t)fa_dtype_size(dtype);
             FA_EXPECT(t, fa_canary_input(&x_dev, x, bytes) == FA_OK &&
@@ -1125,7 +1072,7 @@ static void gpu_dot_equals_model(fa_tests *t)
                       "dot: %s", fa_last_error());
             float *got = download_checked(t, "dot_product", result, 1);
             const float want = model_dot_product(x, y, dtype, n);
-            FA_EXPECT(t, same_bits(got[0], want), "dot %s n = %lld: GPU %.9g, model %.9g",
+            FA_EXPECT(t, fa_same_bits(got[0], want), "dot %s n = %lld: GPU %.9g, model %.9g",
                       fa_dtype_name(dtype), (long long)n, got[0], want);
             free(got);
             fa_device_free(result);
@@ -1147,7 +1094,7 @@ static void gpu_nan_propagation(fa_tests *t)
     const int64_t m = 37, n = 29, k = 45, nan_row = 17, nan_k = 30;
     fa_rng rng;
     fa_rng_seed(&rng, TEST_SEED, 12);
-    float *a = must_alloc((size_t)(m * k) * sizeof *a), *b = must_alloc((size_t)(k * n) * sizeof *b);
+    float *a = fa_new_floats(m * k), *b = fa_new_floats(k * n);
     fa_fill(a, m * k, FA_FILL_GAUSSIAN, 1.0, &rng);
     fa_fill(b, k * n, FA_FILL_GAUSSIAN, 1.0, &rng);
     a[nan_row * k + nan_k] = NAN;
@@ -1201,7 +1148,7 @@ static void gpu_nan_propagation(fa_tests *t)
 static void gpu_transpose_moves_nan(fa_tests *t)
 {
     const int64_t rows = 33, cols = 65, nan_r = 32, nan_c = 64;
-    float *in = must_alloc((size_t)(rows * cols) * sizeof *in);
+    float *in = fa_new_floats(rows * cols);
     for (int64_t i = 0; i < rows * cols; ++i)
         in[i] = (float)i;
     in[nan_r * cols + nan_c] = NAN;
@@ -1268,6 +1215,9 @@ int main(int argc, char **argv)
         test_dot_model_within_bound, test_dot_depth,            test_matmul_fp32_model,
         test_tensor_core_bound,  test_matmul_transpose_identity, test_bad_inputs,
         test_size_limits,        test_driver_flags,             test_versions_walk,
+#if FA_HAVE_CUDA
+        test_version_probes,
+#endif
     };
 #if FA_HAVE_CUDA
     static const fa_test_fn gpu[] = {

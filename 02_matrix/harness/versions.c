@@ -9,8 +9,10 @@ void versions_label(const milestone_versions *versions, int version, char *label
     snprintf(label, cap, "v%d %s", version, versions->names[version - 1]);
 }
 
-fa_status versions_probe(const milestone_versions *versions, void *context)
+fa_status versions_probe(const milestone_versions *versions, void *context, int version)
 {
+    if (version != 0)
+        return versions->written(version, context);
     for (int v = 1; v <= versions->count; ++v)
         if (versions->written(v, context) == FA_OK)
             return FA_OK;

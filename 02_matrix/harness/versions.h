@@ -14,10 +14,10 @@
  *   and its detail names versions 3 and 4 as not written yet. The milestone
  *   is "not implemented" only while no version is written, and then the
  *   message is version 1's: the one to write first.
- * - the probe (no GPU) follows the second rule: implemented as soon as any
- *   version is. The probe cannot see --version (common/fa_stage.h gives it
- *   only the implementation), so a `--version V` of a version still marked
- *   is reported "not implemented" by the check, on a GPU.
+ * - the probe (no GPU) follows the same rules: with `--version V`, version
+ *   V's marker decides (so an unwritten V is "not implemented" before any
+ *   GPU work, and without a GPU); without it, implemented as soon as any
+ *   version is.
  */
 #ifndef FA_MATRIX_VERSIONS_H
 #define FA_MATRIX_VERSIONS_H
@@ -51,8 +51,12 @@ typedef struct milestone_versions {
 /** "v2 smem_tiled": how case names and details name version @p version. */
 void versions_label(const milestone_versions *versions, int version, char *label, size_t cap);
 
-/** The probe: FA_OK when some version is written, else version 1's status and message. */
-fa_status versions_probe(const milestone_versions *versions, void *context);
+/**
+ * The probe: with @p version non-zero (--version), that version's status and
+ * message; with 0, FA_OK when some version is written, else version 1's
+ * status and message.
+ */
+fa_status versions_probe(const milestone_versions *versions, void *context, int version);
 
 /**
  * The check (the rules above): @p summary says how the cases were judged,

@@ -167,12 +167,11 @@ static fa_status bench_size(int64_t n, const fa_run_options *options, double cop
 
 fa_status stage03_bench(const fa_run_options *options)
 {
-    FA_TRY(fa_print_configuration(stdout));
     double copy_gbps = 0;
-    FA_TRY(fa_measure_copy_bandwidth(BENCH_COPY_BYTES, &copy_gbps));
+    FA_TRY(fa_bench_begin(BENCH_COPY_BYTES, &copy_gbps));
     printf("\nM12 naive attention, reference kernels: B=1 H=16 D=128, %s inputs, no mask, "
-           "scale 1/sqrt(D), seed %llu; device-to-device copy: %.0f GB/s\n",
-           fa_dtype_name(BENCH_DTYPE), (unsigned long long)options->seed, copy_gbps);
+           "scale 1/sqrt(D), seed %llu\n",
+           fa_dtype_name(BENCH_DTYPE), (unsigned long long)options->seed);
     printf(ROW_FORMAT, "N", "workspace", "pool peak", "scores", "softmax", "PV", "M12", "spread",
            "counted", "x min", "GB/s", "softmax", "TFLOP/s");
     printf(ROW_FORMAT, "", "GiB", "GiB", "ms", "ms", "ms", "ms", "", "GB", "", "", "of copy", "");

@@ -775,23 +775,27 @@ static void check_naive(fa_impl impl, const fa_run_options *options, fa_result *
 /** Sizes of the empty problem the probes pass: nothing to do, so no GPU is touched. */
 static const naive_attn_dims EMPTY = {0, 0, 0, 0, 1};
 
-static fa_status probe_scores(fa_impl impl)
+static fa_status probe_scores(fa_impl impl, const fa_run_options *options)
 {
+    (void)options; /* one version */
     return naive_scores_of(impl)(NULL, NULL, NULL, FA_F32, EMPTY, 0, 0);
 }
 
-static fa_status probe_softmax(fa_impl impl)
+static fa_status probe_softmax(fa_impl impl, const fa_run_options *options)
 {
+    (void)options; /* one version */
     return naive_softmax_of(impl)(NULL, NULL, NULL, EMPTY, FA_MASK_NONE, NULL, 0);
 }
 
-static fa_status probe_pv(fa_impl impl)
+static fa_status probe_pv(fa_impl impl, const fa_run_options *options)
 {
+    (void)options; /* one version */
     return naive_pv_of(impl)(NULL, NULL, NULL, FA_F32, EMPTY, 0);
 }
 
-static fa_status probe_naive(fa_impl impl)
+static fa_status probe_naive(fa_impl impl, const fa_run_options *options)
 {
+    (void)options; /* one version */
     return naive_attention_of(impl)(NULL, NULL, NULL, NULL, NULL, FA_F32, EMPTY, 0, FA_MASK_NONE,
                                     NULL, 0);
 }
@@ -807,11 +811,12 @@ static const fa_dtype TIMED_DTYPE = FA_BF16;
  * on the problem of the flags' case. M10 and M11 start from the reference's
  * scores (then probabilities).
  */
-static fa_status time_milestone(int milestone, fa_status (*probe)(fa_impl), fa_impl impl,
+static fa_status time_milestone(int milestone,
+                                fa_status (*probe)(fa_impl, const fa_run_options *), fa_impl impl,
                                 const fa_run_options *options, double *milliseconds,
                                 char *label, size_t cap)
 {
-    FA_TRY(probe(impl)); /* not implemented: say so before allocating */
+    FA_TRY(probe(impl, options)); /* not implemented: say so before allocating */
     naive_attn_dims d = naive_timed_square_dims(options->quick ? TIMED_QUICK_N : TIMED_N);
     fa_dtype dtype = TIMED_DTYPE;
     fa_mask mask = FA_MASK_NONE;

@@ -9,6 +9,7 @@
 
 #include "fa_index.h"
 #include "fa_math.h"
+#include "fa_model.h"
 
 enum { MODEL_WARPS = SOFTMAX_ROWS_THREADS / FA_WARP_THREADS };
 _Static_assert(SOFTMAX_ROWS_THREADS % FA_WARP_THREADS == 0, "whole warps");
@@ -42,32 +43,6 @@ void attn_model_scores(const void *q, const void *k, fa_dtype dtype, naive_attn_
             }
 }
 
-/**
- * Lane 0's result of the xor butterfly over lanes[0..width) (fa_lanes_reduce()
- * of fa_kernel.cuh, every lane gets the same bits): at each level lane l adds
- * lane l ^ offset, and lane 0 only needs the lanes below offset, each the sum
- * of itself and lane l + offset.
- */
-static float butterfly_sum(float *lanes, int width)
-{
-    for (int offset = width / 2; offset > 0; offset /= 2)
-        for (int l = 0; l < offset; ++l)
-            lanes[l] = lanes[l] + lanes[l + offset];
-    return lanes[0];
-}
-
-/**
- * The kernel's block sum of one value per thread (fa_block_sum()): each warp's
- * butterfly, then one butterfly over the MODEL_WARPS warp totals.
- */
-static float block_sum(float partial[SOFTMAX_ROWS_THREADS])
-{
-    float totals[MODEL_WARPS];
-    for (int w = 0; w < MODEL_WARPS; ++w)
-        totals[w] = butterfly_sum(partial + w * FA_WARP_THREADS, FA_WARP_THREADS);
-    return butterfly_sum(totals, MODEL_WARPS);
-}
-
 void attn_model_softmax(const float *s, float *p, float *lse, naive_attn_dims dims, fa_mask mask,
                         const int64_t *key_length)
 {
@@ -92,7 +67,8 @@ void attn_model_softmax(const float *s, float *p, float *lse, naive_attn_dims di
             for (int64_t j = t; j < allowed; j += SOFTMAX_ROWS_THREADS)
                 partial[t] += expf(s_row[j] - shift);
         }
-        const float l = block_sum(partial);
+        /* The kernel's fa_block_sum(): each warp's butterfly, then one over the warp totals. */
+        const float l = fa_model_block_reduce(FA_REDUCE_SUM, partial, SOFTMAX_ROWS_THREADS);
 
         const int empty = (l == 0.0f);
         for (int64_t j = 0; j < nk; ++j)

@@ -60,28 +60,6 @@ static const double HAND_AGREEMENT = 1e-12;
 /** A mutation must miss its bound by at least this factor (\ref numerics). */
 static const double MUTATION_MARGIN = 10;
 
-static void *checked_malloc(size_t bytes)
-{
-    void *p = malloc(bytes > 0 ? bytes : 1);
-    if (p == NULL) {
-        fprintf(stderr, "test_stage03: out of host memory (%zu bytes)\n", bytes);
-        exit(1);
-    }
-    return p;
-}
-
-static double *doubles(int64_t n) { return checked_malloc((size_t)n * sizeof(double)); }
-static float *floats(int64_t n) { return checked_malloc((size_t)n * sizeof(float)); }
-
-/** A host array of @p dtype holding @p x (rounded to nearest even). */
-static void *converted(const float *x, int64_t n, fa_dtype dtype)
-{
-    void *out = checked_malloc((size_t)n * (size_t)fa_dtype_size(dtype));
-    for (int64_t i = 0; i < n; ++i)
-        fa_store(out, dtype, i, x[i]);
-    return out;
-}
-
 /** True when a and b are the same double to HAND_AGREEMENT (infinities and zeros exactly). */
 static bool agree(double a, double b)
 {
@@ -122,13 +100,13 @@ static host_problem random_problem(naive_attn_dims d, fa_dtype dtype, fa_mask ma
     const double sigmas[] = {sqrt(spread), sqrt(spread), 1};
     void **tensors[] = {&p.q, &p.k, &p.v};
     for (int i = 0; i < 3; ++i) {
-        float *x = floats(counts[i]);
+        float *x = fa_new_floats(counts[i]);
         fa_fill(x, counts[i], FA_FILL_GAUSSIAN, sigmas[i], &rng);
-        *tensors[i] = converted(x, counts[i], dtype);
+        *tensors[i] = fa_as_dtype(x, counts[i], dtype);
         free(x);
     }
     if (padded) {
-        p.key_length = checked_malloc((size_t)d.batch * sizeof(int64_t));
+        p.key_length = fa_must_alloc((size_t)d.batch * sizeof(int64_t));
         const int64_t choices[] = {0, d.nk > 0 ? 1 : 0, d.nk / 2, d.nk};
         for (int64_t b = 0; b < d.batch; ++b)
             p.key_length[b] = choices[fa_rng_int(&rng, 0, 3)];
@@ -190,10 +168,11 @@ static void test_fixtures_against_references(fa_tests *t)
     for (int f = 0; f < attn_fixture_count; ++f) {
         const attn_fixture *fx = &attn_fixtures[f];
         const naive_attn_dims d = fx->dims;
-        double *s = doubles(attn_count_s(d)), *s_bound = doubles(attn_count_s(d));
-        double *p = doubles(attn_count_s(d)), *p_bound = doubles(attn_count_s(d));
-        double *lse = doubles(attn_count_rows(d)), *lse_bound = doubles(attn_count_rows(d));
-        float *s_in = floats(attn_count_s(d));
+        double *s = fa_new_doubles(attn_count_s(d)), *s_bound = fa_new_doubles(attn_count_s(d));
+        double *p = fa_new_doubles(attn_count_s(d)), *p_bound = fa_new_doubles(attn_count_s(d));
+        double *lse = fa_new_doubles(attn_count_rows(d));
+        double *lse_bound = fa_new_doubles(attn_count_rows(d));
+        float *s_in = fa_new_floats(attn_count_s(d));
 
         attn_scores_reference(fx->q, fx->k, FA_F32, d, fx->scale, s, s_bound);
         int64_t at = first_disagreement(s, fx->s, attn_count_s(d));
@@ -238,12 +217,14 @@ static void test_model_on_fixtures(fa_tests *t)
     for (int f = 0; f < attn_fixture_count; ++f) {
         const attn_fixture *fx = &attn_fixtures[f];
         const naive_attn_dims d = fx->dims;
-        float *s = floats(attn_count_s(d)), *p = floats(attn_count_s(d));
-        float *lse = floats(attn_count_rows(d));
-        float *o = floats(attn_count_q(d)), *p_in = floats(attn_count_s(d));
-        double *want = doubles(attn_count_s(d)), *bound = doubles(attn_count_s(d));
-        double *want_lse = doubles(attn_count_rows(d)), *bound_lse = doubles(attn_count_rows(d));
-        double *want_o = doubles(attn_count_q(d)), *bound_o = doubles(attn_count_q(d));
+        float *s = fa_new_floats(attn_count_s(d)), *p = fa_new_floats(attn_count_s(d));
+        float *lse = fa_new_floats(attn_count_rows(d));
+        float *o = fa_new_floats(attn_count_q(d)), *p_in = fa_new_floats(attn_count_s(d));
+        double *want = fa_new_doubles(attn_count_s(d)), *bound = fa_new_doubles(attn_count_s(d));
+        double *want_lse = fa_new_doubles(attn_count_rows(d));
+        double *bound_lse = fa_new_doubles(attn_count_rows(d));
+        double *want_o = fa_new_doubles(attn_count_q(d));
+        double *bound_o = fa_new_doubles(attn_count_q(d));
         fa_check_report r;
 
         attn_model_scores(fx->q, fx->k, FA_F32, d, fx->scale, s);
@@ -281,11 +262,11 @@ static void test_model_on_fixtures(fa_tests *t)
         }
 
         host_problem hp = {d, FA_F32, fx->scale, fx->mask, NULL,
-                           converted(fx->q, attn_count_q(d), FA_F32),
-                           converted(fx->k, attn_count_kv(d), FA_F32),
-                           converted(fx->v, attn_count_kv(d), FA_F32)};
+                           fa_as_dtype(fx->q, attn_count_q(d), FA_F32),
+                           fa_as_dtype(fx->k, attn_count_kv(d), FA_F32),
+                           fa_as_dtype(fx->v, attn_count_kv(d), FA_F32)};
         if (fx->key_length != NULL) {
-            hp.key_length = checked_malloc((size_t)d.batch * sizeof(int64_t));
+            hp.key_length = fa_must_alloc((size_t)d.batch * sizeof(int64_t));
             memcpy(hp.key_length, fx->key_length, (size_t)d.batch * sizeof(int64_t));
         }
         FA_EXPECT(t, attn_model_naive(fx->q, fx->k, fx->v, FA_F32, d, fx->scale, fx->mask,
@@ -328,13 +309,15 @@ static void test_model_random(fa_tests *t)
             const naive_attn_dims d = rc->dims;
             host_problem hp =
                 random_problem(d, DTYPES[di], rc->mask, rc->padded, rc->spread, (uint64_t)i);
-            float *s = floats(attn_count_s(d)), *p = floats(attn_count_s(d));
-            float *lse = floats(attn_count_rows(d));
-            float *o = floats(attn_count_q(d));
-            double *want = doubles(attn_count_s(d)), *bound = doubles(attn_count_s(d));
-            double *want_lse = doubles(attn_count_rows(d));
-            double *bound_lse = doubles(attn_count_rows(d));
-            double *want_o = doubles(attn_count_q(d)), *bound_o = doubles(attn_count_q(d));
+            float *s = fa_new_floats(attn_count_s(d)), *p = fa_new_floats(attn_count_s(d));
+            float *lse = fa_new_floats(attn_count_rows(d));
+            float *o = fa_new_floats(attn_count_q(d));
+            double *want = fa_new_doubles(attn_count_s(d));
+            double *bound = fa_new_doubles(attn_count_s(d));
+            double *want_lse = fa_new_doubles(attn_count_rows(d));
+            double *bound_lse = fa_new_doubles(attn_count_rows(d));
+            double *want_o = fa_new_doubles(attn_count_q(d));
+            double *bound_o = fa_new_doubles(attn_count_q(d));
             fa_check_report r, r2;
             const char *dt = fa_dtype_name(hp.dtype);
 
@@ -408,11 +391,11 @@ static void test_softmax_shift_invariance(fa_tests *t)
     const naive_attn_dims d = {1, 2, 5, 300, 1};
     fa_rng rng;
     fa_rng_seed(&rng, SEED, 100);
-    float *s = floats(attn_count_s(d)), *shifted = floats(attn_count_s(d));
-    float *p = floats(attn_count_s(d));
-    double *want = doubles(attn_count_s(d)), *bound = doubles(attn_count_s(d));
-    double *unused = doubles(attn_count_s(d)), *lse = doubles(attn_count_rows(d));
-    double *lse_bound = doubles(attn_count_rows(d));
+    float *s = fa_new_floats(attn_count_s(d)), *shifted = fa_new_floats(attn_count_s(d));
+    float *p = fa_new_floats(attn_count_s(d));
+    double *want = fa_new_doubles(attn_count_s(d)), *bound = fa_new_doubles(attn_count_s(d));
+    double *unused = fa_new_doubles(attn_count_s(d)), *lse = fa_new_doubles(attn_count_rows(d));
+    double *lse_bound = fa_new_doubles(attn_count_rows(d));
     for (int64_t e = 0; e < attn_count_s(d); ++e) {
         s[e] = (float)fa_rng_int(&rng, -512, 512) / 64;
         shifted[e] = s[e] + 16;
@@ -471,7 +454,7 @@ static void test_attention_permutation_invariance(fa_tests *t)
         memcpy((char *)perm.k + j * row_bytes, (const char *)hp.k + from * row_bytes, row_bytes);
         memcpy((char *)perm.v + j * row_bytes, (const char *)hp.v + from * row_bytes, row_bytes);
     }
-    float *o = floats(attn_count_q(d)), *lse = floats(attn_count_rows(d));
+    float *o = fa_new_floats(attn_count_q(d)), *lse = fa_new_floats(attn_count_rows(d));
     FA_EXPECT(t, attn_model_naive(perm.q, perm.k, perm.v, perm.dtype, d, 0, FA_MASK_NONE, NULL,
                                   o, lse) == FA_OK, "%s", fa_last_error());
     fa_check_report ro, rl;
@@ -488,8 +471,9 @@ static void test_pv_scales_with_v(fa_tests *t)
 {
     const naive_attn_dims d = {2, 1, 7, 45, 33};
     host_problem hp = random_problem(d, FA_F32, FA_MASK_NONE, false, 1, 102);
-    float *s = floats(attn_count_s(d)), *o = floats(attn_count_q(d)), *o2 = floats(attn_count_q(d));
-    float *v2 = floats(attn_count_kv(d));
+    float *s = fa_new_floats(attn_count_s(d)), *o = fa_new_floats(attn_count_q(d));
+    float *o2 = fa_new_floats(attn_count_q(d));
+    float *v2 = fa_new_floats(attn_count_kv(d));
     for (int64_t e = 0; e < attn_count_kv(d); ++e)
         v2[e] = 2 * ((const float *)hp.v)[e];
     attn_model_scores(hp.q, hp.k, FA_F32, d, 0, s);
@@ -620,9 +604,9 @@ static void test_mutations(fa_tests *t)
     host_problem hp = random_problem(d, FA_F32, FA_MASK_CAUSAL_TOP_LEFT, true, 3, 103);
     hp.key_length[0] = d.nk / 2; /* padding that really masks keys, in one batch */
     hp.key_length[1] = d.nk;
-    float *o = floats(attn_count_q(d)), *lse = floats(attn_count_rows(d));
-    float *s = floats(attn_count_s(d));
-    double *want = doubles(attn_count_s(d)), *bound = doubles(attn_count_s(d));
+    float *o = fa_new_floats(attn_count_q(d)), *lse = fa_new_floats(attn_count_rows(d));
+    float *s = fa_new_floats(attn_count_s(d));
+    double *want = fa_new_doubles(attn_count_s(d)), *bound = fa_new_doubles(attn_count_s(d));
     fa_check_report ro, rl;
 
     /* The correct model passes: the mutations below are judged by the same judge. */
@@ -673,8 +657,9 @@ static void test_mutations(fa_tests *t)
 
     /* M10: the row sum taken over masked keys too (here: the padding ignored by the sum). */
     attn_model_scores(hp.q, hp.k, hp.dtype, d, 0, s);
-    float *p = floats(attn_count_s(d));
-    double *lse_want = doubles(attn_count_rows(d)), *lse_bound = doubles(attn_count_rows(d));
+    float *p = fa_new_floats(attn_count_s(d));
+    double *lse_want = fa_new_doubles(attn_count_rows(d));
+    double *lse_bound = fa_new_doubles(attn_count_rows(d));
     softmax_rows_reference(s, d, FA_MASK_NONE, hp.key_length, want, bound, lse_want, lse_bound);
     attn_model_softmax(s, p, NULL, d, FA_MASK_NONE, NULL);
     expect_rejected(t, "softmax over the padding keys",
@@ -705,22 +690,8 @@ static void *shifted(const void *p, int bytes) { return (char *)p + bytes; }
 
 /** Which function a bad call goes to. */
 typedef enum callee { CALL_VALIDATE, CALL_REF, CALL_LEARNER, CALLEE_COUNT } callee;
-static const char *const CALLEE_NAMES[] = {"validate", "ref_", "learner_"};
-
-/**
- * Checks one bad call: the exact @p expected status and a message naming
- * @p word. A learner launcher may also still say "not implemented".
- */
-static void expect_refused(fa_tests *t, const char *op, const char *what, callee who,
-                           fa_status got, fa_status expected, const char *word)
-{
-    if (who == CALL_LEARNER && got == FA_ERR_NOT_IMPLEMENTED)
-        return;
-    FA_EXPECT(t, got == expected && (expected == FA_OK || strstr(fa_last_error(), word) != NULL),
-              "%s%s, %s: got %s (\"%s\"), expected %s naming '%s'",
-              who == CALL_VALIDATE ? "" : CALLEE_NAMES[who], op, what, fa_status_name(got),
-              fa_last_error(), fa_status_name(expected), word);
-}
+/** What a call's label starts with: validation is named by the op alone. */
+static const char *const CALLEE_PREFIXES[] = {"", "ref_", "learner_"};
 
 typedef struct scores_call {
     const char *what;
@@ -805,9 +776,9 @@ static void test_bad_scores(fa_tests *t)
     for (size_t i = 0; i < sizeof calls / sizeof calls[0]; ++i)
         for (int who = 0; who < CALLEES; ++who) {
             fa_clear_error();
-            expect_refused(t, "attn_scores", calls[i].what, (callee)who,
-                           call_scores((callee)who, &calls[i]), calls[i].expected,
-                           calls[i].word);
+            const fa_status got = call_scores((callee)who, &calls[i]);
+            FA_EXPECT_STATUS_OF(t, who == CALL_LEARNER, got, calls[i].expected, calls[i].word,
+                                "%sattn_scores, %s", CALLEE_PREFIXES[who], calls[i].what);
         }
 }
 
@@ -878,9 +849,9 @@ static void test_bad_softmax(fa_tests *t)
     for (size_t i = 0; i < sizeof calls / sizeof calls[0]; ++i)
         for (int who = 0; who < CALLEES; ++who) {
             fa_clear_error();
-            expect_refused(t, "softmax_rows", calls[i].what, (callee)who,
-                           call_softmax((callee)who, &calls[i]), calls[i].expected,
-                           calls[i].word);
+            const fa_status got = call_softmax((callee)who, &calls[i]);
+            FA_EXPECT_STATUS_OF(t, who == CALL_LEARNER, got, calls[i].expected, calls[i].word,
+                                "%ssoftmax_rows, %s", CALLEE_PREFIXES[who], calls[i].what);
         }
     /* Valid calls are checked through validation only: a launcher would launch. */
     FA_EXPECT(t, softmax_rows_validate(fake_s, fake_s, fake_lse, d, none, NULL) == FA_OK,
@@ -944,8 +915,9 @@ static void test_bad_pv(fa_tests *t)
     for (size_t i = 0; i < sizeof calls / sizeof calls[0]; ++i)
         for (int who = 0; who < CALLEES; ++who) {
             fa_clear_error();
-            expect_refused(t, "attn_pv", calls[i].what, (callee)who,
-                           call_pv((callee)who, &calls[i]), calls[i].expected, calls[i].word);
+            const fa_status got = call_pv((callee)who, &calls[i]);
+            FA_EXPECT_STATUS_OF(t, who == CALL_LEARNER, got, calls[i].expected, calls[i].word,
+                                "%sattn_pv, %s", CALLEE_PREFIXES[who], calls[i].what);
         }
     FA_EXPECT(t, attn_pv_validate(NULL, NULL, fake_o, FA_F32, with(d, DIM_NK, 0)) == FA_OK,
               "nk = 0 with p and v NULL (o is still written, with zeros): %s", fa_last_error());
@@ -1038,9 +1010,9 @@ static void test_bad_naive(fa_tests *t)
     for (size_t i = 0; i < sizeof calls / sizeof calls[0]; ++i)
         for (int who = 0; who < CALLEES; ++who) {
             fa_clear_error();
-            expect_refused(t, "attn_naive", calls[i].what, (callee)who,
-                           call_naive((callee)who, &calls[i]), calls[i].expected,
-                           calls[i].word);
+            const fa_status got = call_naive((callee)who, &calls[i]);
+            FA_EXPECT_STATUS_OF(t, who == CALL_LEARNER, got, calls[i].expected, calls[i].word,
+                                "%sattn_naive, %s", CALLEE_PREFIXES[who], calls[i].what);
         }
 }
 
@@ -1142,61 +1114,43 @@ static void test_overflow_boundaries(fa_tests *t)
 /* ==== the driver's flags ===================================================================== */
 
 /**
- * Parses the stage-03 driver's command line "stage03 " + @p line, split at
- * spaces (so no flag value here holds one), as fa_stage_main() does first.
- * @return FA_CLI_OK, FA_CLI_HELP or FA_CLI_ERROR (exit code FA_EXIT_USAGE).
- */
-static int parse_line(const char *line, fa_stage_request *request)
-{
-    enum { MOST_WORDS = 16 };
-    char words[256];
-    char *argv[MOST_WORDS + 1] = {"stage03"};
-    int argc = 1;
-    snprintf(words, sizeof words, "%s", line);
-    for (char *word = strtok(words, " "); word != NULL && argc < MOST_WORDS;
-         word = strtok(NULL, " "))
-        argv[argc++] = word;
-    return fa_stage_parse(argc, argv, 3, request);
-}
-
-/**
  * Every bad command line of the stage-03 driver gets the usage exit code, 2,
  * before any GPU work (the parser is plain C: this holds without CUDA too);
  * the problem flags of the attention milestones describe their problem.
  */
 static void test_driver_flags(fa_tests *t)
 {
-    static const char *const bad[] = {
-        "--milestone 8",                   /* a milestone of stage 02 */
-        "--milestone 13",                  /* and of stage 04 */
-        "--milestone nine",
-        "--version 1",                     /* --version needs --milestone */
-        "--milestone 9 --version 1",       /* M9 has one version */
-        "--rows 4",                        /* no stage-03 milestone reads it */
-        "--heads-kv 2",                    /* stage 03 has one kind of head */
-        "--nq -1",                         /* sizes are >= 0 */
-        "--d 0",                           /* a head dimension is >= 1 */
-        "--mask diagonal",
-        "--dtype fp64",
-        "--nq 113 --case fixture",         /* a case of the checks, or a problem: not both */
-        "--milestone 9 --mask causal",     /* the scores take no mask */
-        "--milestone 10 --d 64",           /* the softmax no head dimension */
-        "--milestone 10 --dtype bf16",     /* nor a dtype: its scores are fp32 */
-        "--milestone 11 --mask causal",    /* P.V takes no mask */
-        "--bench --nq 64",                 /* the benchmark has its own sizes */
-        "--no-such-flag",
+    static const char *const bad[][8] = {
+        {"stage03", "--milestone", "8"},                      /* a milestone of stage 02 */
+        {"stage03", "--milestone", "13"},                     /* and of stage 04 */
+        {"stage03", "--milestone", "nine"},
+        {"stage03", "--version", "1"},                        /* --version needs --milestone */
+        {"stage03", "--milestone", "9", "--version", "1"},    /* M9 has one version */
+        {"stage03", "--rows", "4"},                           /* no stage-03 milestone reads it */
+        {"stage03", "--heads-kv", "2"},                       /* stage 03 has one kind of head */
+        {"stage03", "--nq", "-1"},                            /* sizes are >= 0 */
+        {"stage03", "--d", "0"},                              /* a head dimension is >= 1 */
+        {"stage03", "--mask", "diagonal"},
+        {"stage03", "--dtype", "fp64"},
+        {"stage03", "--nq", "113", "--case", "fixture"},      /* a case or a problem, not both */
+        {"stage03", "--milestone", "9", "--mask", "causal"},  /* the scores take no mask */
+        {"stage03", "--milestone", "10", "--d", "64"},        /* the softmax no head dimension */
+        {"stage03", "--milestone", "10", "--dtype", "bf16"},  /* nor a dtype: its scores are fp32 */
+        {"stage03", "--milestone", "11", "--mask", "causal"}, /* P.V takes no mask */
+        {"stage03", "--bench", "--nq", "64"},                 /* the benchmark has its own sizes */
+        {"stage03", "--no-such-flag"},
     };
+    for (int c = 0; c < COUNT_OF(bad); ++c)
+        FA_EXPECT_USAGE_ERROR(t, 3, bad[c]);
     fa_stage_request request;
-    for (int c = 0; c < COUNT_OF(bad); ++c) {
-        const int code = parse_line(bad[c], &request) == FA_CLI_ERROR ? FA_EXIT_USAGE : 0;
-        FA_EXPECT(t, code == FA_EXIT_USAGE, "stage03 %s: exit %d, expected %d", bad[c], code,
-                  FA_EXIT_USAGE);
-    }
-    FA_EXPECT(t, parse_line("--help", &request) == FA_CLI_HELP,
+    static const char *const help[] = {"stage03", "--help", NULL};
+    FA_EXPECT(t, fa_stage_parse_words(help, 3, &request) == FA_CLI_HELP,
               "stage03 --help must print the usage and exit 0");
 
     const unsigned given = FA_PROBLEM_NQ | FA_PROBLEM_NK | FA_PROBLEM_D | FA_PROBLEM_MASK;
-    FA_EXPECT(t, parse_line("--nq 113 --nk 203 --d 64 --mask causal", &request) == FA_CLI_OK &&
+    static const char *const attention[] = {"stage03", "--nq", "113", "--nk", "203",
+                                            "--d", "64", "--mask", "causal", NULL};
+    FA_EXPECT(t, fa_stage_parse_words(attention, 3, &request) == FA_CLI_OK &&
                      request.run.problem.given == given && request.run.problem.nq == 113 &&
                      request.run.problem.nk == 203 && request.run.problem.d == 64 &&
                      request.run.problem.mask == FA_MASK_CAUSAL_TOP_LEFT,
@@ -1204,12 +1158,16 @@ static void test_driver_flags(fa_tests *t)
     FA_EXPECT(t, fa_milestone_reads(12, given) && !fa_milestone_reads(9, given) &&
                      !fa_milestone_reads(10, given) && !fa_milestone_reads(11, given),
               "that problem is M12's: M9 and M11 take no mask, M10 no head dimension");
-    FA_EXPECT(t, parse_line("--milestone 10 --batch 2 --heads 3 --nq 5 --nk 300 "
-                            "--mask causal-bottom-right", &request) == FA_CLI_OK &&
+    static const char *const softmax[] = {"stage03", "--milestone", "10", "--batch", "2",
+                                          "--heads", "3", "--nq", "5", "--nk", "300",
+                                          "--mask", "causal-bottom-right", NULL};
+    FA_EXPECT(t, fa_stage_parse_words(softmax, 3, &request) == FA_CLI_OK &&
                      request.run.problem.batch == 2 && request.run.problem.heads == 3 &&
                      request.run.problem.mask == FA_MASK_CAUSAL_BOTTOM_RIGHT,
               "M10 reads the batch, heads, rows, keys and mask");
-    FA_EXPECT(t, parse_line("--milestone 9 --dtype bf16 --d 256", &request) == FA_CLI_OK &&
+    static const char *const scores[] = {"stage03", "--milestone", "9", "--dtype", "bf16",
+                                         "--d", "256", NULL};
+    FA_EXPECT(t, fa_stage_parse_words(scores, 3, &request) == FA_CLI_OK &&
                      request.run.problem.dtype == FA_BF16 && request.run.problem.d == 256,
               "M9 reads the dtype and the head dimension");
     char *rerun[] = {"stage03", "--milestone", "12", "--case",
@@ -1261,35 +1219,13 @@ static void test_softmax_nan_score(fa_tests *t)
 
 #if FA_HAVE_CUDA
 
-/**
- * Milestone @p number's probe, then its check, on the reference kernels with
- * @p options: the result the driver would print.
- */
-static fa_result check_reference(int number, const fa_run_options *options)
-{
-    fa_result result = {FA_OUTCOME_ERROR, "not a milestone of stage03", 0, ""};
-    for (int i = 0; i < stage03.count; ++i) {
-        const fa_milestone_check *m = &stage03.checks[i];
-        if (m->number != number)
-            continue;
-        result = (fa_result){0};
-        if (fa_result_status(&result, "probe", m->probe(FA_IMPL_REFERENCE)))
-            m->check(FA_IMPL_REFERENCE, options, &result);
-    }
-    return result;
-}
-
 /** Every milestone check passes on the reference kernels, and there is one for M9..M12. */
 static void test_reference_checks(fa_tests *t)
 {
     const fa_run_options options = {.seed = SEED, .quick = false};
     FA_EXPECT(t, stage03.number == 3 && stage03.count == 4, "stage03 holds M9..M12 (%d checks)",
               stage03.count);
-    for (int number = 9; number <= 12; ++number) {
-        const fa_result result = check_reference(number, &options);
-        FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED, "M%d reference: %s: %s", number,
-                  fa_outcome_name(result.outcome), result.detail);
-    }
+    FA_EXPECT_REFERENCE_CHECKS(t, &stage03, &options);
 }
 
 /**
@@ -1301,20 +1237,20 @@ static void test_reference_checks(fa_tests *t)
 static void test_case_selection(fa_tests *t)
 {
     fa_run_options options = {.seed = SEED, .case_name = "fixture uniform logits (bf16)"};
-    fa_result result = check_reference(9, &options);
+    fa_result result = fa_stage_check(&stage03, 9, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED && result.cases == 1,
               "--case must run exactly its fixture: %s, %d cases", result.detail, result.cases);
     options.case_name = "random 1 B=1 H=1 Nq=31 Nk=33 D=7 bf16 none";
-    result = check_reference(9, &options);
+    result = fa_stage_check(&stage03, 9, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED && result.cases == 1,
               "--case must run exactly its random case: %s, %d cases", result.detail,
               result.cases);
     options.case_name = "workspace larger than the device Nq=Nk=2^20";
-    result = check_reference(12, &options);
+    result = fa_stage_check(&stage03, 12, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED && result.cases == 1,
               "--case must run the refusal alone: %s, %d cases", result.detail, result.cases);
     options.case_name = "no such case";
-    result = check_reference(10, &options);
+    result = fa_stage_check(&stage03, 10, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, result.cases == 0, "an unknown --case must run nothing (%d cases)",
               result.cases);
 
@@ -1324,26 +1260,26 @@ static void test_case_selection(fa_tests *t)
     options.problem.nk = 203;
     options.problem.d = 64;
     options.problem.mask = FA_MASK_CAUSAL_TOP_LEFT;
-    result = check_reference(12, &options);
+    result = fa_stage_check(&stage03, 12, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED && result.cases == 1,
               "--nq 113 --nk 203 --d 64 --mask causal must run its one case: %s, %d cases",
               result.detail, result.cases);
     options.problem.given = FA_PROBLEM_NQ | FA_PROBLEM_NK | FA_PROBLEM_MASK;
     options.problem.mask = FA_MASK_CAUSAL_BOTTOM_RIGHT;
-    result = check_reference(10, &options);
+    result = fa_stage_check(&stage03, 10, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED && result.cases == 1,
               "M10 --nq 113 --nk 203 --mask causal-bottom-right: %s, %d cases", result.detail,
               result.cases);
     options.case_name = "flags B=1 H=2 Nq=113 Nk=203 D=64 fp32 causal-bottom-right";
     options.problem.given = FA_PROBLEM_NQ | FA_PROBLEM_NK | FA_PROBLEM_MASK;
-    result = check_reference(10, &options);
+    result = fa_stage_check(&stage03, 10, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED && result.cases == 1,
               "the flags' case is named as a failure would print it: %s, %d cases",
               result.detail, result.cases);
     options.case_name = NULL;
     options.problem.given = FA_PROBLEM_D;
     options.problem.d = 300;
-    result = check_reference(9, &options);
+    result = fa_stage_check(&stage03, 9, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, result.outcome == FA_OUTCOME_ERROR && strstr(result.detail, "1 .. 256") != NULL,
               "--d 300 reports the launcher's refusal: %s", result.detail);
 }
@@ -1379,7 +1315,7 @@ static void free_device_problem(device_problem *dp)
 static int64_t first_bit_difference(const float *a, const float *b, int64_t n)
 {
     for (int64_t i = 0; i < n; ++i)
-        if (memcmp(&a[i], &b[i], sizeof(float)) != 0)
+        if (!fa_same_bits(a[i], b[i]))
             return i;
     return -1;
 }
@@ -1399,10 +1335,10 @@ static void test_bitwise_and_in_place(fa_tests *t)
         const size_t s_bytes = attn_count_s(d) * sizeof(float);
         const size_t o_bytes = attn_count_q(d) * sizeof(float);
         const size_t lse_bytes = attn_count_rows(d) * sizeof(float);
-        float *want_s = floats(attn_count_s(d)), *want_o = floats(attn_count_q(d));
-        float *got_s = floats(attn_count_s(d)), *got_p = floats(attn_count_s(d));
-        float *got_o = floats(attn_count_q(d)), *got_lse = floats(attn_count_rows(d));
-        float *got_lse2 = floats(attn_count_rows(d));
+        float *want_s = fa_new_floats(attn_count_s(d)), *want_o = fa_new_floats(attn_count_q(d));
+        float *got_s = fa_new_floats(attn_count_s(d)), *got_p = fa_new_floats(attn_count_s(d));
+        float *got_o = fa_new_floats(attn_count_q(d)), *got_lse = fa_new_floats(attn_count_rows(d));
+        float *got_lse2 = fa_new_floats(attn_count_rows(d));
         device_problem dp;
         void *s = NULL, *s2 = NULL, *p = NULL, *o = NULL, *lse = NULL, *lse2 = NULL;
         fa_status status = upload_problem(&hp, &dp);
@@ -1455,8 +1391,8 @@ static void test_unwritten_detected(fa_tests *t)
     host_problem hp = random_problem(d, FA_F32, FA_MASK_NONE, false, 1, 210);
     device_problem dp;
     void *s = NULL;
-    float *got = floats(attn_count_s(d));
-    double *want = doubles(attn_count_s(d)), *bound = doubles(attn_count_s(d));
+    float *got = fa_new_floats(attn_count_s(d));
+    double *want = fa_new_doubles(attn_count_s(d)), *bound = fa_new_doubles(attn_count_s(d));
     naive_attn_dims short_dims = d;
     short_dims.nq = d.nq - 1;
     fa_status status = upload_problem(&hp, &dp);
@@ -1532,7 +1468,7 @@ static void test_nan_propagation(fa_tests *t)
 {
     const naive_attn_dims d = {1, 1, 16, 16, 32};
     const int64_t nan_query = 3, nan_key = 5;
-    float *o = floats(attn_count_q(d)), *lse = floats(attn_count_rows(d));
+    float *o = fa_new_floats(attn_count_q(d)), *lse = fa_new_floats(attn_count_rows(d));
 
     host_problem hp = random_problem(d, FA_F32, FA_MASK_CAUSAL_TOP_LEFT, false, 1, 220);
     fill_row(hp.q, nan_query, d.head_dim, NAN);
@@ -1569,8 +1505,8 @@ static void test_padding_never_used(fa_tests *t)
 {
     const naive_attn_dims d = {2, 1, 8, 16, 32};
     const int64_t length[] = {10, 16};
-    float *o = floats(attn_count_q(d)), *lse = floats(attn_count_rows(d));
-    float *o_nan = floats(attn_count_q(d)), *lse_nan = floats(attn_count_rows(d));
+    float *o = fa_new_floats(attn_count_q(d)), *lse = fa_new_floats(attn_count_rows(d));
+    float *o_nan = fa_new_floats(attn_count_q(d)), *lse_nan = fa_new_floats(attn_count_rows(d));
     host_problem hp = random_problem(d, FA_F32, FA_MASK_NONE, true, 1, 230);
     memcpy(hp.key_length, length, sizeof length);
     for (int64_t j = length[0]; j < d.nk; ++j) {

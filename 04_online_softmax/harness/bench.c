@@ -190,10 +190,8 @@ static fa_status bench_attention(const fa_run_options *options)
 
 fa_status stage04_bench(const fa_run_options *options)
 {
-    FA_TRY(fa_print_configuration(stdout));
     double copy_gb_per_s = 0.0;
-    FA_TRY(fa_measure_copy_bandwidth(COPY_BYTES, &copy_gb_per_s));
-    printf("Copy bandwidth (256 MiB device to device, read + write): %.1f GB/s\n", copy_gb_per_s);
+    FA_TRY(fa_bench_begin(COPY_BYTES, &copy_gb_per_s));
 #if !ONLINE_BENCH_WITH_STAGE03
     printf("This build does not link stage 03's kernels: the three-pass and naive columns show "
            "counted bytes only.\n");

@@ -748,24 +748,28 @@ static fa_status probe_trace(online_trace_op op, fa_impl impl)
     return online_launch_trace(impl, op, NULL, NULL, NULL, 0, 0, 1, 0);
 }
 
-static fa_status probe_m13(fa_impl impl)
+static fa_status probe_m13(fa_impl impl, const fa_run_options *options)
 {
+    (void)options; /* one version */
     return probe_trace(ONLINE_TRACE_MAX, impl);
 }
 
-static fa_status probe_m14(fa_impl impl)
+static fa_status probe_m14(fa_impl impl, const fa_run_options *options)
 {
+    (void)options; /* one version */
     return probe_trace(ONLINE_TRACE_CORRECTION, impl);
 }
 
-static fa_status probe_m15(fa_impl impl)
+static fa_status probe_m15(fa_impl impl, const fa_run_options *options)
 {
+    (void)options; /* one version */
     FA_TRY(probe_trace(ONLINE_TRACE_SUM, impl));
     return online_launch_softmax(impl, NULL, NULL, NULL, 0, 0, 0);
 }
 
-static fa_status probe_m16(fa_impl impl)
+static fa_status probe_m16(fa_impl impl, const fa_run_options *options)
 {
+    (void)options; /* one version */
     FA_TRY(probe_trace(ONLINE_TRACE_OUTPUT, impl));
     const attn_online_args empty = {.heads_kv = 1, .head_dim = 1, .scale = 1.0f, .chunk = 1};
     return online_launch_attention(impl, &empty, 0);

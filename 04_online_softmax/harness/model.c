@@ -11,6 +11,7 @@
 #include "fa_index.h"
 #include "fa_mask.h"
 #include "fa_math.h"
+#include "fa_model.h"
 
 _Static_assert(ONLINE_MODEL_MAX_THREADS == 1 << ONLINE_MODEL_MAX_LEVELS,
                "a butterfly over 2^L threads has L levels");
@@ -220,19 +221,6 @@ void online_model_softmax_rows(const float *x, float *p, float *lse, int64_t row
 
 /* ---- M16: online attention ---------------------------------------------------------------- */
 
-/** The xor butterfly of fa_lanes_sum(): lane values in, the value every lane ends with out. */
-static float butterfly_sum(float lanes[FA_WARP_THREADS])
-{
-    for (int offset = FA_WARP_THREADS / 2; offset > 0; offset /= 2) {
-        float next[FA_WARP_THREADS];
-        for (int lane = 0; lane < FA_WARP_THREADS; ++lane)
-            next[lane] = lanes[lane] + lanes[lane ^ offset];
-        for (int lane = 0; lane < FA_WARP_THREADS; ++lane)
-            lanes[lane] = next[lane];
-    }
-    return lanes[0];
-}
-
 /** One query row: q [dim], keys and values [key_end][dim], o [dim]. */
 static void attn_row(const float *q, const float *k, const float *v, int dim, int64_t key_end,
                      float scale, int64_t chunk, float *o, float *lse)
@@ -266,7 +254,9 @@ static void attn_row(const float *q, const float *k, const float *v, int dim, in
             }
             lane_sums[lane] = sum;
         }
-        state.sum = online_model_update_sum(state.sum, alpha, butterfly_sum(lane_sums));
+        /* The warp's fa_lanes_sum() of the lane sums, as every lane ends with it. */
+        const float chunk_sum = fa_model_lanes_reduce(FA_REDUCE_SUM, lane_sums, FA_WARP_THREADS);
+        state.sum = online_model_update_sum(state.sum, alpha, chunk_sum);
         state.max = max_new;
 
         for (int col = 0; col < dim; ++col) {

@@ -61,34 +61,6 @@ static const double DOUBLE_AGREEMENT = 1e-12;
 /** A mistake must be rejected by this margin: err / bound above it. */
 static const double MUTATION_MARGIN = 10.0;
 
-static void *checked_malloc(size_t bytes)
-{
-    void *p = malloc(bytes > 0 ? bytes : 1);
-    if (p == NULL) {
-        fprintf(stderr, "test_stage04: out of host memory (%zu bytes)\n", bytes);
-        exit(1);
-    }
-    return p;
-}
-
-static float *new_floats(int64_t n) { return checked_malloc((size_t)n * sizeof(float)); }
-static double *new_doubles(int64_t n) { return checked_malloc((size_t)n * sizeof(double)); }
-
-/** Equal bit for bit, or both NaN. */
-static bool same_float(float a, float b)
-{
-    return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
-}
-
-/** Index of the first element where a and b differ (same_float), or -1. */
-static int64_t first_difference(const float *a, const float *b, int64_t n)
-{
-    for (int64_t i = 0; i < n; ++i)
-        if (!same_float(a[i], b[i]))
-            return i;
-    return -1;
-}
-
 /** Two doubles that compute one exact value: equal infinities or NaNs, or close. */
 static bool agree(double a, double b)
 {
@@ -140,17 +112,17 @@ static row_traces traces_new(int64_t n, int64_t chunk)
 {
     row_traces t;
     t.chunks = online_chunk_count(n, chunk);
-    t.max = new_floats(t.chunks);
-    t.correction = new_floats(t.chunks);
-    t.sum = new_floats(t.chunks);
-    t.output = new_floats(t.chunks);
-    t.ref_max = new_doubles(t.chunks);
-    t.ref_correction = new_doubles(t.chunks);
-    t.ref_sum = new_doubles(t.chunks);
-    t.ref_output = new_doubles(t.chunks);
-    t.correction_bound = new_doubles(t.chunks);
-    t.sum_bound = new_doubles(t.chunks);
-    t.output_bound = new_doubles(t.chunks);
+    t.max = fa_new_floats(t.chunks);
+    t.correction = fa_new_floats(t.chunks);
+    t.sum = fa_new_floats(t.chunks);
+    t.output = fa_new_floats(t.chunks);
+    t.ref_max = fa_new_doubles(t.chunks);
+    t.ref_correction = fa_new_doubles(t.chunks);
+    t.ref_sum = fa_new_doubles(t.chunks);
+    t.ref_output = fa_new_doubles(t.chunks);
+    t.correction_bound = fa_new_doubles(t.chunks);
+    t.sum_bound = fa_new_doubles(t.chunks);
+    t.output_bound = fa_new_doubles(t.chunks);
     return t;
 }
 
@@ -362,7 +334,7 @@ static void test_invariant(fa_tests *t)
 {
     static const int64_t chunks[] = {1, 4, 16};
     const int64_t n = 300, rows = ONLINE_ROW_PATTERN_COUNT;
-    float *x = new_floats(rows * n), *v = new_floats(rows * n);
+    float *x = fa_new_floats(rows * n), *v = fa_new_floats(rows * n);
     fa_rng rng;
     fa_rng_seed(&rng, SEED, 1);
     int failures = 0;
@@ -412,7 +384,7 @@ static void test_model_traces_within_bound(fa_tests *t)
         const int64_t lengths[] = {1, c > 1 ? c - 1 : 2, c, c + 1, 5 * c + 3, 2000};
         for (int l = 0; l < COUNT_OF(lengths); ++l) {
             const int64_t n = lengths[l];
-            float *x = new_floats(rows * n), *v = new_floats(rows * n);
+            float *x = fa_new_floats(rows * n), *v = fa_new_floats(rows * n);
             fill_pattern_rows(x, rows, n, c, (double)(1 + l), &rng);
             fill_normal(v, rows * n, 1.0, &rng);
             for (int64_t r = 0; r < rows; ++r) {
@@ -457,8 +429,8 @@ static void test_model_softmax_within_bound(fa_tests *t)
     for (int l = 0; l < COUNT_OF(lengths); ++l) {
         const int64_t n = lengths[l];
         const int threads = softmax_rows_online_threads(n);
-        float *x = new_floats(rows * n), *p = new_floats(n);
-        double *ref = new_doubles(n), *bound = new_doubles(n);
+        float *x = fa_new_floats(rows * n), *p = fa_new_floats(n);
+        double *ref = fa_new_doubles(n), *bound = fa_new_doubles(n);
         fill_pattern_rows(x, rows, n, (int64_t)threads * SOFTMAX_ONLINE_CHUNK, 3.0, &rng);
         for (int64_t r = 0; r < rows; ++r) {
             double worst = 0.0;
@@ -487,11 +459,11 @@ static attn_problem_host attn_problem_new(int64_t batch, int64_t heads_q, int64_
 {
     attn_problem_host h;
     const int64_t rows = batch * heads_q * nq, kv = batch * heads_kv * nk * dim;
-    h.q = new_floats(rows * dim);
-    h.k = new_floats(kv);
-    h.v = new_floats(kv);
-    h.o = new_floats(rows * dim);
-    h.lse = new_floats(rows);
+    h.q = fa_new_floats(rows * dim);
+    h.k = fa_new_floats(kv);
+    h.v = fa_new_floats(kv);
+    h.o = fa_new_floats(rows * dim);
+    h.lse = fa_new_floats(rows);
     fill_normal(h.q, rows * dim, spread, rng);
     fill_normal(h.k, kv, 1.0, rng);
     fill_normal(h.v, kv, 1.0, rng);
@@ -574,7 +546,7 @@ static void test_chunk_invariance_traces(fa_tests *t)
 {
     static const int64_t chunks[] = {1, 5, 16, 64, 1000};
     const int64_t n = 1000, rows = ONLINE_ROW_PATTERN_COUNT;
-    float *x = new_floats(rows * n), *v = new_floats(rows * n);
+    float *x = fa_new_floats(rows * n), *v = fa_new_floats(rows * n);
     fa_rng rng;
     fa_rng_seed(&rng, SEED, 5);
     fill_pattern_rows(x, rows, n, 16, 3.0, &rng);
@@ -610,12 +582,12 @@ static void test_geometry_invariance_softmax(fa_tests *t)
 {
     static const int geometries[][2] = {{1, 1}, {1, 7}, {32, 4}, {256, 4}, {1024, 1}, {8, 16}};
     const int64_t n = 3001, rows = ONLINE_ROW_PATTERN_COUNT;
-    float *x = new_floats(rows * n);
+    float *x = fa_new_floats(rows * n);
     float *p[COUNT_OF(geometries)];
-    double *bound[COUNT_OF(geometries)], *ref = new_doubles(n);
+    double *bound[COUNT_OF(geometries)], *ref = fa_new_doubles(n);
     for (int g = 0; g < COUNT_OF(geometries); ++g) {
-        p[g] = new_floats(n);
-        bound[g] = new_doubles(n);
+        p[g] = fa_new_floats(n);
+        bound[g] = fa_new_doubles(n);
     }
     fa_rng rng;
     fa_rng_seed(&rng, SEED, 6);
@@ -654,7 +626,7 @@ static void test_chunk_invariance_attention(fa_tests *t)
     const int64_t count = h.args.batch * h.args.heads_q * h.args.nq * h.args.head_dim;
     float *o[COUNT_OF(chunks)];
     for (int k = 0; k < COUNT_OF(chunks); ++k) {
-        o[k] = new_floats(count);
+        o[k] = fa_new_floats(count);
         h.args.chunk = chunks[k];
         online_model_attn_rows(&h.args);
         memcpy(o[k], h.o, sizeof(float) * (size_t)count);
@@ -755,8 +727,9 @@ static void test_merge_properties(fa_tests *t)
 {
     const int64_t segment = 40, chunk = 8, n = 3 * segment;
     const int64_t rows = ONLINE_ROW_PATTERN_COUNT;
-    float *x = new_floats(rows * n), *v = new_floats(rows * n);
-    float *lane_x = new_floats(MERGE_LANES * segment), *lane_v = new_floats(MERGE_LANES * segment);
+    float *x = fa_new_floats(rows * n), *v = fa_new_floats(rows * n);
+    float *lane_x = fa_new_floats(MERGE_LANES * segment);
+    float *lane_v = fa_new_floats(MERGE_LANES * segment);
     fa_rng rng;
     fa_rng_seed(&rng, SEED, 8);
     fill_pattern_rows(x, rows, n, chunk, 3.0, &rng);
@@ -774,13 +747,14 @@ static void test_merge_properties(fa_tests *t)
 
         const segment_state ab = merge_segments(a, b), ba = merge_segments(b, a);
         FA_EXPECT(t,
-                  same_float(ab.state.max, ba.state.max) &&
-                      same_float(ab.state.sum, ba.state.sum) && same_float(ab.out, ba.out),
+                  fa_same_float(ab.state.max, ba.state.max) &&
+                      fa_same_float(ab.state.sum, ba.state.sum) && fa_same_float(ab.out, ba.out),
                   "%s row: merge(a, b) and merge(b, a) differ", name);
         const segment_state ae = merge_segments(a, empty), ea = merge_segments(empty, a);
         FA_EXPECT(t,
-                  same_float(ae.state.max, a.state.max) && same_float(ae.state.sum, a.state.sum) &&
-                      same_float(ae.out, a.out) && same_float(ea.state.sum, a.state.sum),
+                  fa_same_float(ae.state.max, a.state.max) &&
+                      fa_same_float(ae.state.sum, a.state.sum) && fa_same_float(ae.out, a.out) &&
+                      fa_same_float(ea.state.sum, a.state.sum),
                   "%s row: merging the empty state changed a", name);
 
         const segment_state orders[3] = {merge_segments(ab, c),
@@ -824,7 +798,7 @@ static void test_merge_properties(fa_tests *t)
 static void test_shift_invariance(fa_tests *t)
 {
     const int64_t n = 777, chunk = 16;
-    float *x = new_floats(n), *shifted = new_floats(n), *v = new_floats(n);
+    float *x = fa_new_floats(n), *shifted = fa_new_floats(n), *v = fa_new_floats(n);
     fa_rng rng;
     fa_rng_seed(&rng, SEED, 9);
     online_fill_row(x, n, chunk, ONLINE_ROW_DYADIC, 1.0, &rng);
@@ -840,19 +814,20 @@ static void test_shift_invariance(fa_tests *t)
     FA_EXPECT(t, max_shifted, "shifted row: the running max did not shift by exactly %g",
               (double)ONLINE_EXACT_SHIFT);
     FA_EXPECT(t,
-              first_difference(a.correction, b.correction, a.chunks) < 0 &&
-                  first_difference(a.sum, b.sum, a.chunks) < 0 &&
-                  first_difference(a.output, b.output, a.chunks) < 0,
+              fa_first_difference(a.correction, b.correction, a.chunks) < 0 &&
+                  fa_first_difference(a.sum, b.sum, a.chunks) < 0 &&
+                  fa_first_difference(a.output, b.output, a.chunks) < 0,
               "shifted row: alpha, l or o changed");
     traces_free(&a);
     traces_free(&b);
 
-    float *p = new_floats(n), *p_shifted = new_floats(n), lse, lse_shifted;
+    float *p = fa_new_floats(n), *p_shifted = fa_new_floats(n), lse, lse_shifted;
     online_model_softmax_rows(x, p, &lse, 1, n);
     online_model_softmax_rows(shifted, p_shifted, &lse_shifted, 1, n);
-    FA_EXPECT(t, first_difference(p, p_shifted, n) < 0, "shifted row: p changed at %lld",
-              (long long)first_difference(p, p_shifted, n));
-    double *rp = new_doubles(n), *bp = new_doubles(n), ref_lse, lse_bound, ref_lse_s, lse_bound_s;
+    FA_EXPECT(t, fa_first_difference(p, p_shifted, n) < 0, "shifted row: p changed at %lld",
+              (long long)fa_first_difference(p, p_shifted, n));
+    double *rp = fa_new_doubles(n), *bp = fa_new_doubles(n);
+    double ref_lse, lse_bound, ref_lse_s, lse_bound_s;
     online_ref_softmax_rows(x, 1, n, rp, bp, &ref_lse, &lse_bound);
     online_ref_softmax_rows(shifted, 1, n, rp, bp, &ref_lse_s, &lse_bound_s);
     FA_EXPECT(t,
@@ -914,7 +889,7 @@ static void test_maxima_first_and_last(fa_tests *t)
 static void test_extreme_scores(fa_tests *t)
 {
     const int64_t n = 4000, chunk = 16;
-    float *x = new_floats(n), *v = new_floats(n), *p = new_floats(n);
+    float *x = fa_new_floats(n), *v = fa_new_floats(n), *p = fa_new_floats(n);
     fa_rng rng;
     fa_rng_seed(&rng, SEED, 11);
     online_fill_row(x, n, chunk, ONLINE_ROW_EXTREME, 1.0, &rng);
@@ -979,10 +954,10 @@ static void test_nan_rule(fa_tests *t)
     bool model_ok = true, reference_ok = true;
     for (int64_t c = 0; c < dirty.chunks; ++c) {
         if (c < nan_at / chunk) {
-            model_ok = model_ok && same_float(dirty.max[c], clean.max[c]) &&
-                       same_float(dirty.correction[c], clean.correction[c]) &&
-                       same_float(dirty.sum[c], clean.sum[c]) &&
-                       same_float(dirty.output[c], clean.output[c]);
+            model_ok = model_ok && fa_same_float(dirty.max[c], clean.max[c]) &&
+                       fa_same_float(dirty.correction[c], clean.correction[c]) &&
+                       fa_same_float(dirty.sum[c], clean.sum[c]) &&
+                       fa_same_float(dirty.output[c], clean.output[c]);
         } else {
             model_ok = model_ok && isnan(dirty.max[c]) && isnan(dirty.correction[c]) &&
                        isnan(dirty.sum[c]) && isnan(dirty.output[c]);
@@ -1064,29 +1039,6 @@ static void test_mistakes_rejected(fa_tests *t)
 
 /* ---- CPU: bad input for every launcher ------------------------------------------------------ */
 
-static void expect_status(fa_tests *t, const char *call, const char *what, fa_status got,
-                          fa_status expected, const char *needle)
-{
-    FA_EXPECT(t, got == expected, "%s, %s: got %s, expected %s (\"%s\")", call, what,
-              fa_status_name(got), fa_status_name(expected), fa_last_error());
-    if (expected != FA_OK && got == expected)
-        FA_EXPECT(t, strstr(fa_last_error(), needle) != NULL, "%s, %s: message \"%s\" lacks \"%s\"",
-                  call, what, fa_last_error(), needle);
-}
-
-#if FA_HAVE_CUDA
-/** A learner launcher answers as the reference, or "not implemented" while it is a skeleton. */
-static void expect_learner_status(fa_tests *t, const char *call, const char *what, fa_status got,
-                                  fa_status expected, const char *needle)
-{
-    if (got == FA_ERR_NOT_IMPLEMENTED)
-        FA_EXPECT(t, strstr(fa_last_error(), "not implemented") != NULL,
-                  "%s, %s: not implemented, but the message is \"%s\"", call, what,
-                  fa_last_error());
-    else
-        expect_status(t, call, what, got, expected, needle);
-}
-#endif
 
 /** Host memory standing in for device arrays: validation never dereferences. */
 static float BUFFER[256];
@@ -1154,9 +1106,8 @@ static void expect_trace_case(fa_tests *t, const trace_bad_case *k)
 {
     for (int f = 0; f < COUNT_OF(TRACE_VALIDATORS); ++f) {
         fa_clear_error();
-        expect_status(t, TRACE_VALIDATOR_NAMES[f], k->what,
-                      TRACE_VALIDATORS[f](k->x, k->v, k->trace, k->rows, k->n, k->chunk),
-                      k->expected, k->needle);
+        FA_EXPECT_STATUS(t, TRACE_VALIDATORS[f](k->x, k->v, k->trace, k->rows, k->n, k->chunk),
+                         k->expected, k->needle, "%s, %s", TRACE_VALIDATOR_NAMES[f], k->what);
     }
 #if FA_HAVE_CUDA
     /* An accepted call with elements would launch: only the empty ones go on. */
@@ -1165,15 +1116,17 @@ static void expect_trace_case(fa_tests *t, const trace_bad_case *k)
     float *trace = (float *)k->trace; /* never written: refused, or no element */
     for (int op = ONLINE_TRACE_MAX; op <= ONLINE_TRACE_OUTPUT; ++op) {
         fa_clear_error();
-        expect_status(t, online_trace_name((online_trace_op)op), k->what,
-                      online_launch_trace(FA_IMPL_REFERENCE, (online_trace_op)op, k->x, k->v, trace,
-                                          k->rows, k->n, k->chunk, 0),
-                      k->expected, k->needle);
+        FA_EXPECT_STATUS(t,
+                         online_launch_trace(FA_IMPL_REFERENCE, (online_trace_op)op, k->x, k->v,
+                                             trace, k->rows, k->n, k->chunk, 0),
+                         k->expected, k->needle, "%s, %s", online_trace_name((online_trace_op)op),
+                         k->what);
         fa_clear_error();
-        expect_learner_status(t, online_trace_name((online_trace_op)op), k->what,
-                              online_launch_trace(FA_IMPL_LEARNER, (online_trace_op)op, k->x, k->v,
-                                                  trace, k->rows, k->n, k->chunk, 0),
-                              k->expected, k->needle);
+        FA_EXPECT_LEARNER_STATUS(t,
+                                 online_launch_trace(FA_IMPL_LEARNER, (online_trace_op)op, k->x,
+                                                     k->v, trace, k->rows, k->n, k->chunk, 0),
+                                 k->expected, k->needle, "%s, %s",
+                                 online_trace_name((online_trace_op)op), k->what);
     }
 #endif
 }
@@ -1212,15 +1165,13 @@ static void test_trace_bad_input(fa_tests *t)
         expect_trace_case(t, &cases[c]);
 
     /* The values of the output trace are checked like x. */
-    expect_status(t, "online_output_trace_validate", "v NULL",
-                  online_output_trace_validate(BUFFER, NULL, OTHER, 2, 4, 2), FA_ERR_NULL_POINTER,
-                  "v = NULL");
-    expect_status(t, "online_output_trace_validate", "v misaligned",
-                  online_output_trace_validate(BUFFER, MISALIGNED, OTHER + 64, 2, 4, 2),
-                  FA_ERR_MISALIGNED, "v = ");
-    expect_status(t, "online_output_trace_validate", "trace overlaps v",
-                  online_output_trace_validate(BUFFER, OTHER, OTHER + 7, 2, 4, 2),
-                  FA_ERR_INVALID_ARGUMENT, "overlaps v");
+    FA_EXPECT_STATUS(t, online_output_trace_validate(BUFFER, NULL, OTHER, 2, 4, 2),
+                     FA_ERR_NULL_POINTER, "v = NULL", "online_output_trace_validate, v NULL");
+    FA_EXPECT_STATUS(t, online_output_trace_validate(BUFFER, MISALIGNED, OTHER + 64, 2, 4, 2),
+                     FA_ERR_MISALIGNED, "v = ", "online_output_trace_validate, v misaligned");
+    FA_EXPECT_STATUS(t, online_output_trace_validate(BUFFER, OTHER, OTHER + 7, 2, 4, 2),
+                     FA_ERR_INVALID_ARGUMENT, "overlaps v",
+                     "online_output_trace_validate, trace overlaps v");
 }
 
 typedef struct softmax_bad_case {
@@ -1262,22 +1213,22 @@ static void test_softmax_bad_input(fa_tests *t)
     for (int c = 0; c < COUNT_OF(cases); ++c) {
         const softmax_bad_case *k = &cases[c];
         fa_clear_error();
-        expect_status(t, "softmax_rows_online_validate", k->what,
-                      softmax_rows_online_validate(k->x, k->p, k->lse, k->rows, k->n), k->expected,
-                      k->needle);
+        FA_EXPECT_STATUS(t, softmax_rows_online_validate(k->x, k->p, k->lse, k->rows, k->n),
+                         k->expected, k->needle, "softmax_rows_online_validate, %s", k->what);
 #if FA_HAVE_CUDA
         if (k->expected == FA_OK)
             continue; /* an allowed call would launch: the GPU tests run those */
         fa_clear_error();
-        expect_status(t, "ref_softmax_rows_online", k->what,
-                      ref_softmax_rows_online(k->x, (float *)k->p, (float *)k->lse, k->rows, k->n,
-                                              0),
-                      k->expected, k->needle);
+        FA_EXPECT_STATUS(t,
+                         ref_softmax_rows_online(k->x, (float *)k->p, (float *)k->lse, k->rows,
+                                                 k->n, 0),
+                         k->expected, k->needle, "ref_softmax_rows_online, %s", k->what);
         fa_clear_error();
-        expect_learner_status(t, "learner_softmax_rows_online", k->what,
-                              learner_softmax_rows_online(k->x, (float *)k->p, (float *)k->lse,
-                                                          k->rows, k->n, 0),
-                              k->expected, k->needle);
+        FA_EXPECT_LEARNER_STATUS(t,
+                                 learner_softmax_rows_online(k->x, (float *)k->p, (float *)k->lse,
+                                                             k->rows, k->n, 0),
+                                 k->expected, k->needle, "learner_softmax_rows_online, %s",
+                                 k->what);
 #endif
     }
 }
@@ -1330,16 +1281,17 @@ static void expect_attention_status(fa_tests *t, const char *what, const attn_on
                                     fa_status expected, const char *needle)
 {
     fa_clear_error();
-    expect_status(t, "attn_rows_online_validate", what, attn_rows_online_validate(a), expected,
-                  needle);
+    FA_EXPECT_STATUS(t, attn_rows_online_validate(a), expected, needle,
+                     "attn_rows_online_validate, %s", what);
 #if FA_HAVE_CUDA
     if (expected == FA_OK)
         return;
     fa_clear_error();
-    expect_status(t, "ref_attn_rows_online", what, ref_attn_rows_online(a, 0), expected, needle);
+    FA_EXPECT_STATUS(t, ref_attn_rows_online(a, 0), expected, needle, "ref_attn_rows_online, %s",
+                     what);
     fa_clear_error();
-    expect_learner_status(t, "learner_attn_rows_online", what, learner_attn_rows_online(a, 0),
-                          expected, needle);
+    FA_EXPECT_LEARNER_STATUS(t, learner_attn_rows_online(a, 0), expected, needle,
+                             "learner_attn_rows_online, %s", what);
 #endif
 }
 
@@ -1425,8 +1377,8 @@ static void test_attention_bad_input(fa_tests *t)
     a.o = a.lse = NULL;
     expect_attention_status(t, "no rows: NULL is fine", &a, FA_OK, "");
 #if FA_HAVE_CUDA
-    expect_status(t, "ref_attn_rows_online", "no rows: returns before the GPU",
-                  ref_attn_rows_online(&a, 0), FA_OK, "");
+    FA_EXPECT_STATUS(t, ref_attn_rows_online(&a, 0), FA_OK, "",
+                     "ref_attn_rows_online, no rows: returns before the GPU");
 #endif
 
     /* The overflow checks at their edges: the largest problem each accepts, the
@@ -1477,19 +1429,8 @@ static void test_driver_flags(fa_tests *t)
         {"stage04", "--bench", "--n", "7"},                /* the benchmark takes no problem */
         {"stage04", "--impl", "both", "--no-such-flag"},
     };
-    for (int c = 0; c < COUNT_OF(bad); ++c) {
-        char *argv[MOST_ARGS + 1] = {NULL};
-        int argc = 0;
-        char line[256] = "";
-        while (argc < MOST_ARGS && bad[c][argc] != NULL) {
-            argv[argc] = (char *)bad[c][argc];
-            snprintf(line + strlen(line), sizeof line - strlen(line), " %s", bad[c][argc]);
-            argc++;
-        }
-        fa_stage_request request;
-        const int code = fa_stage_parse(argc, argv, 4, &request) == FA_CLI_ERROR ? FA_EXIT_USAGE : 0;
-        FA_EXPECT(t, code == FA_EXIT_USAGE, "%s: exit %d, expected %d", line, code, FA_EXIT_USAGE);
-    }
+    for (int c = 0; c < COUNT_OF(bad); ++c)
+        FA_EXPECT_USAGE_ERROR(t, 4, bad[c]);
 
     fa_stage_request request;
     char *help[] = {"stage04", "--help", NULL};
@@ -1531,25 +1472,7 @@ static void test_driver_flags(fa_tests *t)
 static void test_reference_checks(fa_tests *t)
 {
     const fa_run_options options = {.seed = SEED, .quick = false};
-    for (int i = 0; i < stage04.count; ++i) {
-        const fa_milestone_check *m = &stage04.checks[i];
-        FA_EXPECT(t, m->probe(FA_IMPL_REFERENCE) == FA_OK, "M%d reference probe: %s", m->number,
-                  fa_last_error());
-        fa_result result = {0};
-        m->check(FA_IMPL_REFERENCE, &options, &result);
-        FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED, "M%d reference: %s: %s", m->number,
-                  fa_outcome_name(result.outcome), result.detail);
-    }
-}
-
-/** The check of milestone @p number of the reference, run with @p options. */
-static fa_result run_check(int number, const fa_run_options *options)
-{
-    fa_result result = {0};
-    for (int i = 0; i < stage04.count; ++i)
-        if (stage04.checks[i].number == number)
-            stage04.checks[i].check(FA_IMPL_REFERENCE, options, &result);
-    return result;
+    FA_EXPECT_REFERENCE_CHECKS(t, &stage04, &options);
 }
 
 /** A check that passed with exactly @p cases cases. */
@@ -1570,47 +1493,47 @@ static void expect_cases(fa_tests *t, const char *what, const fa_result *result,
 static void test_case_selection(fa_tests *t)
 {
     fa_run_options options = {.seed = SEED, .case_name = "correction trace random 7 n=3 chunk=3"};
-    fa_result result = run_check(14, &options);
+    fa_result result = fa_stage_check(&stage04, 14, FA_IMPL_REFERENCE, &options);
     expect_cases(t, "--case 'correction trace random 7 n=3 chunk=3'", &result, 1);
     options.case_name = "max trace fixture \"a NaN entry\"";
-    result = run_check(13, &options);
+    result = fa_stage_check(&stage04, 13, FA_IMPL_REFERENCE, &options);
     expect_cases(t, "--case of the NaN fixture", &result, 1);
     options.case_name = "attn_rows_online fixture \"uniform scores\"";
-    result = run_check(16, &options);
+    result = fa_stage_check(&stage04, 16, FA_IMPL_REFERENCE, &options);
     expect_cases(t, "--case of an attention fixture", &result, 1);
     options.case_name = "no such case";
-    result = run_check(13, &options);
+    result = fa_stage_check(&stage04, 13, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, result.cases == 0, "an unknown --case must run nothing (%d cases)", result.cases);
 
     options.case_name = NULL;
     options.problem = (fa_problem){.given = FA_PROBLEM_ROWS | FA_PROBLEM_N | FA_PROBLEM_CHUNK,
                                    .rows = 5, .n = 77, .chunk = 4};
-    result = run_check(13, &options);
+    result = fa_stage_check(&stage04, 13, FA_IMPL_REFERENCE, &options);
     expect_cases(t, "M13 --rows 5 --n 77 --chunk 4", &result, 1);
-    result = run_check(15, &options);
+    result = fa_stage_check(&stage04, 15, FA_IMPL_REFERENCE, &options);
     expect_cases(t, "M15 --rows 5 --n 77 --chunk 4 (a sum trace and a softmax case)", &result, 2);
-    result = run_check(16, &options);
+    result = fa_stage_check(&stage04, 16, FA_IMPL_REFERENCE, &options);
     expect_cases(t, "M16 --rows 5 --n 77 --chunk 4 (an output trace case)", &result, 1);
 
     options.problem = (fa_problem){.given = FA_PROBLEM_NQ | FA_PROBLEM_NK | FA_PROBLEM_D |
                                             FA_PROBLEM_MASK | FA_PROBLEM_CHUNK,
                                    .nq = 37, .nk = 91, .d = 40, .chunk = 16,
                                    .mask = FA_MASK_CAUSAL_BOTTOM_RIGHT};
-    result = run_check(16, &options);
+    result = fa_stage_check(&stage04, 16, FA_IMPL_REFERENCE, &options);
     expect_cases(t, "M16 --nq 37 --nk 91 --d 40 --mask causal-bottom-right --chunk 16", &result, 1);
     options.problem.given |= FA_PROBLEM_ROWS;
     options.problem.rows = 3;
-    result = run_check(16, &options);
+    result = fa_stage_check(&stage04, 16, FA_IMPL_REFERENCE, &options);
     expect_cases(t, "M16 with trace and attention flags (one case of each)", &result, 2);
 
     options.problem = (fa_problem){.given = FA_PROBLEM_HEADS | FA_PROBLEM_HEADS_KV,
                                    .heads = 3, .heads_kv = 2};
-    result = run_check(16, &options);
+    result = fa_stage_check(&stage04, 16, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, result.outcome == FA_OUTCOME_ERROR && strstr(result.detail, "heads_q = 3") != NULL,
               "--heads 3 --heads-kv 2 must report the launcher's refusal: %s: %s",
               fa_outcome_name(result.outcome), result.detail);
     options.problem = (fa_problem){.given = FA_PROBLEM_NQ | FA_PROBLEM_CHUNK, .nq = 9, .chunk = 65};
-    result = run_check(16, &options);
+    result = fa_stage_check(&stage04, 16, FA_IMPL_REFERENCE, &options);
     FA_EXPECT(t, result.outcome == FA_OUTCOME_ERROR && strstr(result.detail, "chunk = 65") != NULL,
               "attention with --chunk 65 must report the launcher's refusal: %s: %s",
               fa_outcome_name(result.outcome), result.detail);
@@ -1630,14 +1553,14 @@ static void test_traces_match_model(fa_tests *t)
 {
     static const int64_t chunks[] = {1, 16};
     const int64_t n = 2000, rows = ONLINE_ROW_PATTERN_COUNT;
-    float *x = new_floats(rows * n);
+    float *x = fa_new_floats(rows * n);
     fa_rng rng;
     fa_rng_seed(&rng, SEED, 20);
     for (int k = 0; k < COUNT_OF(chunks); ++k) {
         fill_pattern_rows(x, rows, n, chunks[k], 3.0, &rng);
         const int64_t T = online_chunk_count(n, chunks[k]);
-        float *gpu_max = new_floats(rows * T), *gpu_alpha = new_floats(rows * T);
-        float *model_max = new_floats(rows * T), *model_alpha = new_floats(rows * T);
+        float *gpu_max = fa_new_floats(rows * T), *gpu_alpha = fa_new_floats(rows * T);
+        float *model_max = fa_new_floats(rows * T), *model_alpha = fa_new_floats(rows * T);
         int64_t overwritten = 0;
         if (!ran(t, "max trace",
                  online_run_trace(FA_IMPL_REFERENCE, ONLINE_TRACE_MAX, x, NULL, rows, n, chunks[k],
@@ -1664,9 +1587,10 @@ static void test_traces_match_model(fa_tests *t)
                     !(fabs((double)gpu_alpha[r * T + c] - model_alpha[r * T + c]) <= budget);
             }
         }
-        FA_EXPECT(t, first_difference(gpu_max, model_max, rows * T) < 0,
+        FA_EXPECT(t, fa_first_difference(gpu_max, model_max, rows * T) < 0,
                   "chunk %lld: GPU running max differs from the model at %lld",
-                  (long long)chunks[k], (long long)first_difference(gpu_max, model_max, rows * T));
+                  (long long)chunks[k],
+                  (long long)fa_first_difference(gpu_max, model_max, rows * T));
         FA_EXPECT(t, alpha_outside == 0,
                   "chunk %lld: %lld correction factors beyond two exp budgets",
                   (long long)chunks[k], (long long)alpha_outside);
@@ -1691,7 +1615,8 @@ static int64_t poisoned(const float *x, int64_t n)
 static void test_outputs_written_exactly(fa_tests *t)
 {
     const int64_t rows = 5, n = 1037, chunk = 7, T = online_chunk_count(n, chunk);
-    float *x = new_floats(rows * n), *v = new_floats(rows * n), *out = new_floats(rows * n);
+    float *x = fa_new_floats(rows * n), *v = fa_new_floats(rows * n);
+    float *out = fa_new_floats(rows * n);
     float lse[5];
     fa_rng rng;
     fa_rng_seed(&rng, SEED, 21);
@@ -1731,7 +1656,8 @@ static void test_nan_propagation(fa_tests *t)
 {
     const int64_t rows = 4, n = 777, chunk = 16, T = online_chunk_count(n, chunk);
     const int64_t nan_row = 2, nan_at = 100;
-    float *x = new_floats(rows * n), *clean_p = new_floats(rows * n), *p = new_floats(rows * n);
+    float *x = fa_new_floats(rows * n), *clean_p = fa_new_floats(rows * n);
+    float *p = fa_new_floats(rows * n);
     float clean_lse[4], lse[4];
     fa_rng rng;
     fa_rng_seed(&rng, SEED, 22);
@@ -1749,17 +1675,19 @@ static void test_nan_propagation(fa_tests *t)
         bool rows_ok = true;
         for (int64_t r = 0; r < rows; ++r) {
             for (int64_t j = 0; j < n; ++j)
-                rows_ok = rows_ok && (r == nan_row ? isnan(p[r * n + j])
-                                                   : same_float(p[r * n + j], clean_p[r * n + j]));
-            rows_ok = rows_ok && (r == nan_row ? isnan(lse[r]) : same_float(lse[r], clean_lse[r]));
+                rows_ok = rows_ok &&
+                          (r == nan_row ? isnan(p[r * n + j])
+                                        : fa_same_float(p[r * n + j], clean_p[r * n + j]));
+            rows_ok = rows_ok &&
+                      (r == nan_row ? isnan(lse[r]) : fa_same_float(lse[r], clean_lse[r]));
         }
         FA_EXPECT(t, rows_ok, "softmax: NaN must fill row %lld and only it", (long long)nan_row);
     }
 
     /* Traces: the max keeps the NaN (fa_max_nan), and so does l, from its chunk on;
      * the chunks before it and the other rows are untouched. */
-    float *clean_sum = new_floats(rows * T), *sum = new_floats(rows * T),
-          *max = new_floats(rows * T);
+    float *clean_sum = fa_new_floats(rows * T), *sum = fa_new_floats(rows * T),
+          *max = fa_new_floats(rows * T);
     x[nan_row * n + nan_at] = 0.5f;
     ok = ran(t, "sum trace",
              online_run_trace(FA_IMPL_REFERENCE, ONLINE_TRACE_SUM, x, NULL, rows, n, chunk,
@@ -1780,8 +1708,9 @@ static void test_nan_propagation(fa_tests *t)
             for (int64_t c = 0; c < T; ++c) {
                 const bool poisoned_chunk = r == nan_row && c >= nan_at / chunk;
                 traces_ok = traces_ok &&
-                            (poisoned_chunk ? isnan(sum[r * T + c])
-                                            : same_float(sum[r * T + c], clean_sum[r * T + c])) &&
+                            (poisoned_chunk
+                                 ? isnan(sum[r * T + c])
+                                 : fa_same_float(sum[r * T + c], clean_sum[r * T + c])) &&
                             (bool)isnan(max[r * T + c]) == poisoned_chunk;
             }
         FA_EXPECT(t, traces_ok,
@@ -1792,7 +1721,7 @@ static void test_nan_propagation(fa_tests *t)
     attn_problem_host h =
         attn_problem_new(1, 2, 2, 20, 20, 16, FA_MASK_CAUSAL_TOP_LEFT, 8, 1.0, &rng);
     const int64_t count = 2 * 20 * 16;
-    float *clean_o = new_floats(count);
+    float *clean_o = fa_new_floats(count);
     ok = ran(t, "attention", online_run_attention(FA_IMPL_REFERENCE, &h.args, &overwritten),
              overwritten);
     memcpy(clean_o, h.o, sizeof(float) * (size_t)count);
@@ -1806,7 +1735,7 @@ static void test_nan_propagation(fa_tests *t)
                 for (int64_t d = 0; d < 16; ++d) {
                     const int64_t e = (head * 20 + i) * 16 + d;
                     attn_ok = attn_ok && (head == 0 && i >= 5 ? isnan(h.o[e])
-                                                              : same_float(h.o[e], clean_o[e]));
+                                                              : fa_same_float(h.o[e], clean_o[e]));
                 }
         FA_EXPECT(t, attn_ok, "attention: NaN in key 5 must reach rows >= 5 of head 0 only");
     }
@@ -1870,8 +1799,8 @@ static void test_gpu_properties(fa_tests *t)
     attn_problem_host h =
         attn_problem_new(1, 2, 1, 33, 300, 64, FA_MASK_CAUSAL_TOP_LEFT, 1, 3.0, &rng);
     const int64_t count = 2 * 33 * 64;
-    float *first = new_floats(count);
-    double *first_bound = new_doubles(count);
+    float *first = fa_new_floats(count);
+    double *first_bound = fa_new_doubles(count);
     const fa_attn_problem problem = online_attn_problem(&h.args);
     for (int k = 0; k < COUNT_OF(chunks); ++k) {
         h.args.chunk = chunks[k];
@@ -1900,21 +1829,21 @@ static void test_gpu_properties(fa_tests *t)
 
     /* Softmax of a dyadic row and of the row + 1024: p bit for bit. */
     const int64_t n = 5000;
-    float *x = new_floats(2 * n), *p = new_floats(2 * n), lse[2];
+    float *x = fa_new_floats(2 * n), *p = fa_new_floats(2 * n), lse[2];
     online_fill_row(x, n, 1024, ONLINE_ROW_DYADIC, 1.0, &rng);
     for (int64_t j = 0; j < n; ++j)
         x[n + j] = x[j] + ONLINE_EXACT_SHIFT;
     if (ran(t, "softmax", online_run_softmax(FA_IMPL_REFERENCE, x, 2, n, p, lse, &overwritten),
             overwritten))
-        FA_EXPECT(t, first_difference(p, p + n, n) < 0,
+        FA_EXPECT(t, fa_first_difference(p, p + n, n) < 0,
                   "GPU softmax: shifting by %g changed p at %lld", (double)ONLINE_EXACT_SHIFT,
-                  (long long)first_difference(p, p + n, n));
+                  (long long)fa_first_difference(p, p + n, n));
 
     /* The row reversed: other threads, other merge tree; p reversed within both bounds. */
     online_fill_row(x, n, 1024, ONLINE_ROW_LATE_MAX, 3.0, &rng);
     for (int64_t j = 0; j < n; ++j)
         x[n + j] = x[n - 1 - j];
-    double *ref = new_doubles(2 * n), *bound = new_doubles(2 * n), ref_lse[2], lse_bound[2];
+    double *ref = fa_new_doubles(2 * n), *bound = fa_new_doubles(2 * n), ref_lse[2], lse_bound[2];
     if (ran(t, "softmax", online_run_softmax(FA_IMPL_REFERENCE, x, 2, n, p, lse, &overwritten),
             overwritten)) {
         online_ref_softmax_rows(x, 2, n, ref, bound, ref_lse, lse_bound);
@@ -1937,8 +1866,8 @@ static void test_gpu_properties(fa_tests *t)
 static void test_checker_catches_errors(fa_tests *t)
 {
     const int64_t n = 1000;
-    float *x = new_floats(n), *p = new_floats(n), lse;
-    double *ref = new_doubles(n), *bound = new_doubles(n), ref_lse, lse_bound;
+    float *x = fa_new_floats(n), *p = fa_new_floats(n), lse;
+    double *ref = fa_new_doubles(n), *bound = fa_new_doubles(n), ref_lse, lse_bound;
     fa_rng rng;
     fa_rng_seed(&rng, SEED, 24);
     online_fill_row(x, n, 1024, ONLINE_ROW_GAUSSIAN, 3.0, &rng);
