@@ -534,14 +534,17 @@ static void check_milestone(int milestone, fa_impl impl, const fa_run_options *o
 /* ---- probes: is the implementation written? (no GPU) ------------------------------------------ */
 
 /**
- * Launches both versions on an empty problem (no CUDA call). FA_OK when at
- * least one version is written (the check then judges it and reports the
- * other); FA_ERR_NOT_IMPLEMENTED with version 1's message when neither is.
+ * Launches the version asked (--version) or both on an empty problem (no
+ * CUDA call). Without --version: FA_OK when at least one version is written
+ * (the check then judges it and reports the other); FA_ERR_NOT_IMPLEMENTED
+ * with version 1's message when neither is.
  */
-static fa_status probe_milestone(int milestone, fa_impl impl)
+static fa_status probe_milestone(int milestone, fa_impl impl, const fa_run_options *options)
 {
     const tile_problem empty = {NULL, NULL, NULL, FA_BF16, 0, 0, 0, 64, 1.0f};
     const tile_trace none = {0};
+    if (options->version != 0)
+        return tile_trace_launch(impl, milestone, options->version, &empty, &none, 0);
     const fa_status first = tile_trace_launch(impl, milestone, 1, &empty, &none, 0);
     if (first == FA_OK)
         return FA_OK;
@@ -618,7 +621,10 @@ static fa_status time_milestone(int milestone, fa_impl impl, const fa_run_option
 
 /** The driver's entry points of milestone @p m (fa_milestone_check takes no milestone number). */
 #define MILESTONE_ENTRIES(m)                                                              \
-    static fa_status probe_##m(fa_impl impl) { return probe_milestone(m, impl); }         \
+    static fa_status probe_##m(fa_impl impl, const fa_run_options *options)              \
+    {                                                                                     \
+        return probe_milestone(m, impl, options);                                         \
+    }                                                                                     \
     static void check_##m(fa_impl impl, const fa_run_options *options, fa_result *result) \
     {                                                                                     \
         check_milestone(m, impl, options, result);                                        \

@@ -697,15 +697,7 @@ static void test_driver_flags(fa_tests *t)
 static void test_reference_checks(fa_tests *t)
 {
     const fa_run_options options = {.seed = SEED, .quick = false};
-    for (int i = 0; i < stage05.count; ++i) {
-        const fa_milestone_check *m = &stage05.checks[i];
-        FA_EXPECT(t, m->probe(FA_IMPL_REFERENCE) == FA_OK, "M%d reference probe: %s", m->number,
-                  fa_last_error());
-        fa_result result = {0};
-        m->check(FA_IMPL_REFERENCE, &options, &result);
-        FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED, "M%d reference: %s: %s", m->number,
-                  fa_outcome_name(result.outcome), result.detail);
-    }
+    FA_EXPECT_REFERENCE_CHECKS(t, &stage05, &options);
 }
 
 /** One trace of the reference on host inputs; false (expectation recorded) on an error. */
