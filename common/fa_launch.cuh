@@ -22,15 +22,9 @@
 #ifndef FA_LAUNCH_CUH
 #define FA_LAUNCH_CUH
 
+#include "fa_launch.h"
 #include "fa_milestones.h"
 #include "fa_status.h"
-
-/** The exported name of launcher @p name: learner_<name> or ref_<name>. */
-#if FA_LEARNER_KERNELS
-#define FA_LAUNCHER(name) learner_##name
-#else
-#define FA_LAUNCHER(name) ref_##name
-#endif
 
 /**
  * Milestone @p MILESTONE (version @p VERSION, 0 when it has one) is written

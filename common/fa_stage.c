@@ -48,7 +48,7 @@ static fa_result run_one(const fa_milestone_check *check, fa_impl impl, bool gpu
         fa_result_status(&result, "probe", probe);
         return result;
     }
-    if (!gpu) {
+    if (!gpu && !check->cpu_only) {
         result.outcome = FA_OUTCOME_NOT_RUN;
         snprintf(result.detail, sizeof result.detail, "built, not run: no usable GPU");
         return result;
@@ -65,7 +65,7 @@ static fa_result run_one(const fa_milestone_check *check, fa_impl impl, bool gpu
         /* A faulting kernel leaves the context unusable: start a fresh one so
          * the remaining milestones still run. */
         cudaDeviceReset();
-    } else if (result.outcome == FA_OUTCOME_PASSED && check->time != NULL && !run->quick &&
+    } else if (result.outcome == FA_OUTCOME_PASSED && check->time != NULL && gpu && !run->quick &&
                run->case_name == NULL) {
         if (check->time(impl, run, &time->milliseconds, time->size, sizeof time->size) != FA_OK) {
             time->milliseconds = -1.0;

@@ -98,6 +98,8 @@ typedef struct fa_milestone_check {
      */
     fa_status (*time)(fa_impl impl, const fa_run_options *options, double *milliseconds,
                       char *size_label, size_t cap);
+    /** The check runs host code only (validation, dispatch): it runs without a GPU too. */
+    bool cpu_only;
 } fa_milestone_check;
 
 /** A stage's benchmark: prints its table (configuration first). */

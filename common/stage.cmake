@@ -4,6 +4,9 @@
 #                MILESTONES 1 2 3 4 5                    # its milestones (one learner test each)
 #                KERNELS primitives.cu                   # the reference kernel files; the learner's
 #                                                        # twins are learner/<same name>
+#                LEARNER_C validate.c                    # host C the learner writes too: the stage's
+#                                                        # file is the reference (in stageNN_cpu), the
+#                                                        # learner's twin is built with FA_LEARNER_KERNELS
 #                USES 02_matrix 04_online_softmax        # earlier stages whose headers it includes
 #                CPU_SOURCES harness/model.c ...         # plain C: models, fixtures, validation
 #                CHECK_SOURCES harness/checks.c harness/bench.c   # GPU checks and the benchmark
@@ -43,12 +46,12 @@ endfunction()
 
 function(fa_add_stage)
   cmake_parse_arguments(ST "" "NUMBER"
-      "MILESTONES;KERNELS;USES;CPU_SOURCES;CHECK_SOURCES;DRIVER;TEST" ${ARGN})
+      "MILESTONES;KERNELS;LEARNER_C;USES;CPU_SOURCES;CHECK_SOURCES;DRIVER;TEST" ${ARGN})
   set(stage stage${ST_NUMBER})
   set(stage_source ${CMAKE_CURRENT_SOURCE_DIR})
   get_filename_component(stage_dir "${stage_source}" NAME)
 
-  add_library(${stage}_cpu STATIC ${ST_CPU_SOURCES})
+  add_library(${stage}_cpu STATIC ${ST_CPU_SOURCES} ${ST_LEARNER_C})
   target_include_directories(${stage}_cpu PUBLIC ${stage_source} ${stage_source}/harness)
   foreach(used IN LISTS ST_USES)
     target_include_directories(${stage}_cpu PUBLIC ${PROJECT_SOURCE_DIR}/${used})
@@ -70,7 +73,7 @@ function(fa_add_stage)
   endif()
 
   set(learner_dir "${FA_LEARNER_DIR}/${stage_dir}/learner")
-  foreach(file IN LISTS ST_KERNELS)
+  foreach(file IN LISTS ST_KERNELS ST_LEARNER_C)
     if(NOT EXISTS "${learner_dir}/${file}")
       message(FATAL_ERROR "${stage}: learner file ${learner_dir}/${file} not found (FA_LEARNER_DIR=${FA_LEARNER_DIR})")
     endif()
@@ -89,8 +92,23 @@ function(fa_add_stage)
   target_include_directories(${stage}_learner BEFORE PRIVATE ${learner_dir})
   target_compile_definitions(${stage}_learner PRIVATE FA_LEARNER_KERNELS=1)
 
+  # The learner's host C twins: the same code path, named learner_* (fa_launch.h).
+  set(learner_c)
+  foreach(file IN LISTS ST_LEARNER_C)
+    list(APPEND learner_c "${learner_dir}/${file}")
+  endforeach()
+  set(learner_c_objects)
+  if(learner_c)
+    add_library(${stage}_learner_c OBJECT ${learner_c})
+    target_link_libraries(${stage}_learner_c PRIVATE ${stage}_cpu)
+    target_compile_definitions(${stage}_learner_c PRIVATE FA_LEARNER_KERNELS=1)
+    target_compile_options(${stage}_learner_c PRIVATE ${FA_C_WARNINGS})
+    set(learner_c_objects $<TARGET_OBJECTS:${stage}_learner_c>)
+  endif()
+
   add_library(${stage}_kernels STATIC
-      $<TARGET_OBJECTS:${stage}_reference> $<TARGET_OBJECTS:${stage}_learner> ${ST_CHECK_SOURCES})
+      $<TARGET_OBJECTS:${stage}_reference> $<TARGET_OBJECTS:${stage}_learner> ${learner_c_objects}
+      ${ST_CHECK_SOURCES})
   target_link_libraries(${stage}_kernels PUBLIC ${stage}_cpu fa_common_cuda)
   target_compile_options(${stage}_kernels PRIVATE $<$<COMPILE_LANGUAGE:C>:${FA_C_WARNINGS}>)
 
