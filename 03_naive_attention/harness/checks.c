@@ -134,9 +134,10 @@ static bool run_scores(fa_impl impl, const attn_case *c, fa_result *result)
         !fa_result_status(result, c->name, fa_canary_output(&s, s_bytes)) ||
         !fa_result_status(result, c->name,
                           naive_scores_of(impl)(q, k, s, c->dtype, d, c->scale, 0)) ||
-        !fa_result_status(result, c->name, fa_canary_download(got, s, s_bytes, &overwritten)))
+        !fa_result_status(result, c->name, fa_canary_download(got, s, s_bytes, &overwritten)) ||
+        !fa_result_status(result, c->name,
+                          attn_scores_reference(c->q, c->k, c->dtype, d, c->scale, want, bound)))
         goto done;
-    attn_scores_reference(c->q, c->k, c->dtype, d, c->scale, want, bound);
     const fa_shape shape = fa_shape_4d(d.batch, d.heads, d.nq, d.nk);
     ok = fa_result_judge(result, c->name, got, want, bound, &shape) &&
          canaries_intact(result, c->name, "s", overwritten);
@@ -177,10 +178,11 @@ static bool run_softmax(fa_impl impl, const attn_case *c, fa_result *result)
         !fa_result_status(result, c->name,
                           fa_canary_download(got_p, p, s_bytes, &p_overwritten)) ||
         !fa_result_status(result, c->name,
-                          fa_canary_download(got_lse, lse, lse_bytes, &lse_overwritten)))
+                          fa_canary_download(got_lse, lse, lse_bytes, &lse_overwritten)) ||
+        !fa_result_status(result, c->name,
+                          softmax_rows_reference(c->s, d, c->mask, c->key_length, want_p, bound_p,
+                                                 want_lse, bound_lse)))
         goto done;
-    softmax_rows_reference(c->s, d, c->mask, c->key_length, want_p, bound_p, want_lse,
-                           bound_lse);
     const fa_shape p_shape = fa_shape_4d(d.batch, d.heads, d.nq, d.nk);
     const fa_shape lse_shape = fa_shape_4d(d.batch, d.heads, d.nq, 1);
     fa_check_report report;
