@@ -1043,10 +1043,10 @@ static void fake_fails(fa_impl impl, const fa_run_options *options, fa_result *r
 }
 
 static const fa_milestone_check fake_checks[] = {
-    {1, fake_written, fake_passes, NULL},
-    {2, fake_written, fake_passes, NULL},
-    {3, fake_unwritten, fake_passes, NULL},
-    {4, fake_written, fake_fails, NULL},
+    {1, fake_written, fake_passes, NULL, false},
+    {2, fake_written, fake_passes, NULL, false},
+    {3, fake_unwritten, fake_passes, NULL, false},
+    {4, fake_written, fake_fails, NULL, false},
 };
 static const fa_stage_desc fake_stage = {1, fake_checks, 4, NULL};
 

@@ -582,11 +582,11 @@ static fa_status time_row_sum(fa_impl impl, const fa_run_options *options, doubl
 }
 
 static const fa_milestone_check checks[] = {
-    {1, probe_vector_add, check_vector_add, time_vector_add},
-    {2, probe_scale_array, check_scale_array, time_scale_array},
-    {3, probe_exp, check_exp, time_exp},
-    {4, probe_row_max, check_row_max, time_row_max},
-    {5, probe_row_sum, check_row_sum, time_row_sum},
+    {1, probe_vector_add, check_vector_add, time_vector_add, false},
+    {2, probe_scale_array, check_scale_array, time_scale_array, false},
+    {3, probe_exp, check_exp, time_exp, false},
+    {4, probe_row_max, check_row_max, time_row_max, false},
+    {5, probe_row_sum, check_row_sum, time_row_sum, false},
 };
 
 const fa_stage_desc stage01 = {1, checks, COUNT_OF(checks), stage01_bench};

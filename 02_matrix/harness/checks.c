@@ -831,9 +831,9 @@ static fa_status time_transpose(fa_impl impl, const fa_run_options *options, dou
 /* ==== the stage ============================================================================= */
 
 static const fa_milestone_check checks[] = {
-    {6, probe_dot, check_dot, time_dot},
-    {7, probe_matmul, check_matmul, time_matmul},
-    {8, probe_transpose, check_transpose, time_transpose},
+    {6, probe_dot, check_dot, time_dot, false},
+    {7, probe_matmul, check_matmul, time_matmul, false},
+    {8, probe_transpose, check_transpose, time_transpose, false},
 };
 
 const fa_stage_desc stage02 = {2, checks, COUNT_OF(checks), stage02_bench};

@@ -874,10 +874,10 @@ static fa_status time_naive(fa_impl impl, const fa_run_options *options, double 
 }
 
 static const fa_milestone_check checks[] = {
-    {9, probe_scores, check_scores, time_scores},
-    {10, probe_softmax, check_softmax, time_softmax},
-    {11, probe_pv, check_pv, time_pv},
-    {12, probe_naive, check_naive, time_naive},
+    {9, probe_scores, check_scores, time_scores, false},
+    {10, probe_softmax, check_softmax, time_softmax, false},
+    {11, probe_pv, check_pv, time_pv, false},
+    {12, probe_naive, check_naive, time_naive, false},
 };
 
 const fa_stage_desc stage03 = {3, checks, COUNT_OF(checks), stage03_bench};

@@ -844,10 +844,10 @@ static fa_status time_m16(fa_impl impl, const fa_run_options *options, double *m
 }
 
 static const fa_milestone_check checks[] = {
-    {13, probe_m13, check_m13, NULL},
-    {14, probe_m14, check_m14, NULL},
-    {15, probe_m15, check_m15, time_m15},
-    {16, probe_m16, check_m16, time_m16},
+    {13, probe_m13, check_m13, NULL, false},
+    {14, probe_m14, check_m14, NULL, false},
+    {15, probe_m15, check_m15, time_m15, false},
+    {16, probe_m16, check_m16, time_m16, false},
 };
 
 const fa_stage_desc stage04 = {4, checks, COUNT_OF(checks), stage04_bench};
