@@ -5,7 +5,7 @@
 # harness both ways, run the benchmarks, and print a short summary last.
 #
 # Usage: tools/gpu_check.sh [LOG_DIR]   (default: $OUT if set, else gpu-check-logs)
-# Logs: build.log ctest.log sanitizer.log harness.log bench.log summary.txt
+# Logs: build.log ctest.log sanitizer.log harness.log bench.log progress.txt summary.txt
 # FA_GPU_CHECK_STEPS selects steps (default: "tests sanitizer harness bench";
 # the build always runs).
 set -uo pipefail
@@ -15,11 +15,16 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 logs=${1:-${OUT:-$root/gpu-check-logs}}
 mkdir -p "$logs"
 logs=$(cd "$logs" && pwd)
+: > "$logs/progress.txt"
 build=$root/build-gpu
 jobs=$(nproc)
 summary=()
 status=0
-note() { summary+=("$(printf '%-28s %s' "$1" "$2")"); }
+# Each result is also appended to progress.txt at once, so a run cut short still says how far it got.
+note() {
+  summary+=("$(printf '%-28s %s' "$1" "$2")")
+  printf '%-28s %s\n' "$1" "$2" >> "$logs/progress.txt"
+}
 
 cd "$root"
 generator=()
