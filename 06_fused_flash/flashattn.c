@@ -39,6 +39,11 @@ const char *fa_attention_variant_name(fa_variant variant)
     return "unknown";
 }
 
+size_t fa_attention_params_size(void)
+{
+    return sizeof(fa_attention_params);
+}
+
 fa_status fa_attention_supported(const fa_attention_params *p, fa_variant *chosen)
 {
     return ref_attention_validate(p, chosen);

@@ -26,6 +26,7 @@
 #define FLASHATTN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "fa_attention_ref.h"
@@ -107,6 +108,14 @@ float fa_attention_scale(const fa_attention_params *p);
 
 /** "auto", "v1 CUDA cores", "v2 tensor cores" (or "unknown"). */
 const char *fa_attention_variant_name(fa_variant variant);
+
+/**
+ * sizeof(fa_attention_params) in this build of the library: a binding that
+ * mirrors the struct field by field (python/flashattn.py) compares its own
+ * size with it when it loads, so a header changed without its mirror fails
+ * there instead of passing shifted fields.
+ */
+size_t fa_attention_params_size(void);
 
 #if FA_HAVE_CUDA
 /**
