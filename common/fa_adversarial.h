@@ -64,7 +64,7 @@ typedef enum fa_case_tensor { FA_CASE_Q = 0, FA_CASE_K = 1, FA_CASE_V = 2 } fa_c
  * or FA_ERR_OUT_OF_MEMORY; on failure @p c is left empty (fa_case_free() is
  * still safe).
  */
-fa_status fa_case_create(fa_attn_case *c, const fa_case_shape *shape);
+FA_MUST_CHECK fa_status fa_case_create(fa_attn_case *c, const fa_case_shape *shape);
 
 /** Frees the buffers of @p c and zeroes it. */
 void fa_case_free(fa_attn_case *c);
@@ -148,7 +148,7 @@ double fa_meta_shift_row(fa_attn_case *c, int64_t b, int64_t h, int64_t i, doubl
  * becomes old key perm[j], for j < nk (perm a permutation of 0..nk-1). Rows
  * that see every key keep o and lse. Returns FA_ERR_OUT_OF_MEMORY or FA_OK.
  */
-fa_status fa_meta_permute_keys(fa_attn_case *c, const int64_t *perm);
+FA_MUST_CHECK fa_status fa_meta_permute_keys(fa_attn_case *c, const int64_t *perm);
 
 /** v *= @p alpha (exact when alpha is a power of two in range): o scales by alpha. */
 void fa_meta_scale_values(fa_attn_case *c, double alpha);
@@ -160,7 +160,8 @@ void fa_meta_scale_values(fa_attn_case *c, double alpha);
  * equals the same row of the packed case. Only masks whose rows do not depend
  * on nk qualify (none, causal top-left): FA_ERR_UNSUPPORTED otherwise.
  */
-fa_status fa_meta_pack(const fa_attn_case *a, const fa_attn_case *b, fa_attn_case *packed);
+FA_MUST_CHECK fa_status fa_meta_pack(const fa_attn_case *a, const fa_attn_case *b,
+                                     fa_attn_case *packed);
 
 #ifdef __cplusplus
 }

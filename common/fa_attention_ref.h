@@ -67,8 +67,9 @@ double fa_view_at(const fa_tensor_view *t, int64_t b, int64_t h, int64_t n, int6
  * with a message naming @p op and the tensor @p name. An empty shape reads
  * nothing.
  */
-fa_status fa_view_require_extent(const char *op, const char *name, const fa_tensor_view *t,
-                                 int64_t batch, int64_t heads, int64_t rows, int64_t dim);
+FA_MUST_CHECK fa_status fa_view_require_extent(const char *op, const char *name,
+                                               const fa_tensor_view *t, int64_t batch,
+                                               int64_t heads, int64_t rows, int64_t dim);
 
 /** One attention forward problem: shapes, scale, mask and the inputs. */
 typedef struct fa_attn_problem {
@@ -88,8 +89,8 @@ typedef struct fa_attn_problem {
  * Else FA_ERR_OVERFLOW naming @p op and the product (fa_ref_elements()).
  * Sizes must be >= 0.
  */
-fa_status fa_attn_require_sizes(const char *op, const fa_attn_problem *p, int64_t *rows,
-                                int64_t *elements);
+FA_MUST_CHECK fa_status fa_attn_require_sizes(const char *op, const fa_attn_problem *p,
+                                              int64_t *rows, int64_t *elements);
 
 /** True when key @p j is visible to row @p i of batch @p b (mask and key padding). */
 bool fa_attn_allows(const fa_attn_problem *p, int64_t b, int64_t i, int64_t j);
@@ -151,8 +152,8 @@ typedef struct fa_attn_reference {
  * (FA_ERR_UNSUPPORTED, naming the row), and @p out is then left empty: a
  * reference never carries an infinite or NaN bound where it is finite.
  */
-fa_status fa_attention_reference(const fa_attn_problem *p, const fa_attn_method *m,
-                                 fa_attn_reference *out);
+FA_MUST_CHECK fa_status fa_attention_reference(const fa_attn_problem *p, const fa_attn_method *m,
+                                               fa_attn_reference *out);
 
 /** Frees the arrays of @p r and zeroes it. */
 void fa_attn_reference_free(fa_attn_reference *r);

@@ -70,7 +70,8 @@ typedef enum fa_bound_term {
  * @return FA_OK, or ::FA_ERR_UNSUPPORTED when gamma is not finite (a head
  *         dimension too large to judge).
  */
-fa_status fa_bound_dot(const fa_attn_method *m, int64_t head_dim, double abs_dot, double *bound);
+FA_MUST_CHECK fa_status fa_bound_dot(const fa_attn_method *m, int64_t head_dim, double abs_dot,
+                                     double *bound);
 
 /** What the bound of one query row is computed from: the exact row of the reference. */
 typedef struct fa_bound_row_input {
@@ -105,7 +106,8 @@ typedef struct fa_bound_row_terms {
  * per block. fa_attention_reference() asks this before allocating anything.
  * The method must have been validated.
  */
-fa_status fa_bound_row_supported(const fa_attn_method *method, int64_t keys, int64_t head_dim);
+FA_MUST_CHECK fa_status fa_bound_row_supported(const fa_attn_method *method, int64_t keys,
+                                               int64_t head_dim);
 
 /**
  * Fills @p out with the bound of a kernel that implements method @p method on
@@ -121,8 +123,8 @@ fa_status fa_bound_row_supported(const fa_attn_method *method, int64_t keys, int
  * relative error H = expm1(eta_j) or l's relative error reaches 1. On error
  * @p out holds no bound.
  */
-fa_status fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *in,
-                       double *scratch, fa_bound_row_terms *out);
+FA_MUST_CHECK fa_status fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *in,
+                                     double *scratch, fa_bound_row_terms *out);
 
 /**
  * fa_attention_reference() with the term @p omitted left out of every row's
@@ -130,8 +132,10 @@ fa_status fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *i
  * adversarially rounded correct kernel is then uncovered on the input built
  * for it, docs/numerics.md). Never judge a kernel with it.
  */
-fa_status fa_attention_reference_without(const fa_attn_problem *p, const fa_attn_method *m,
-                                         fa_bound_term omitted, fa_attn_reference *out);
+FA_MUST_CHECK fa_status fa_attention_reference_without(const fa_attn_problem *p,
+                                                       const fa_attn_method *m,
+                                                       fa_bound_term omitted,
+                                                       fa_attn_reference *out);
 
 /**
  * Adds to @p out a bound on the error of the double reference itself

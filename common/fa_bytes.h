@@ -44,32 +44,32 @@ static inline int64_t fa_max_elements(int64_t element_bytes)
 }
 
 /** @p value >= 0, else ::FA_ERR_INVALID_SIZE. */
-fa_status fa_require_size(const char *op, const char *name, int64_t value);
+FA_MUST_CHECK fa_status fa_require_size(const char *op, const char *name, int64_t value);
 
 /**
  * @p count elements of @p element_bytes bytes have a byte size that fits a
  * signed 64-bit offset, else ::FA_ERR_OVERFLOW naming @p what (e.g.
  * "rows * cols") and the largest count accepted.
  */
-fa_status fa_require_elements(const char *op, const char *what, int64_t count,
-                              int64_t element_bytes);
+FA_MUST_CHECK fa_status fa_require_elements(const char *op, const char *what, int64_t count,
+                                            int64_t element_bytes);
 
 /**
  * An array of @p count elements: not NULL when @p count > 0
  * (::FA_ERR_NULL_POINTER), and a multiple of @p alignment bytes wherever it
  * is given (::FA_ERR_MISALIGNED). An empty array may be NULL.
  */
-fa_status fa_require_array(const char *op, const char *name, const void *p, int64_t count,
-                           size_t alignment);
+FA_MUST_CHECK fa_status fa_require_array(const char *op, const char *name, const void *p,
+                                         int64_t count, size_t alignment);
 
 /**
  * Output @p out (@p out_bytes) shares no byte with @p in (@p in_bytes), else
  * ::FA_ERR_INVALID_ARGUMENT: a kernel could read what another thread already
  * overwrote.
  */
-fa_status fa_require_disjoint(const char *op, const char *out_name, const void *out,
-                              int64_t out_bytes, const char *in_name, const void *in,
-                              int64_t in_bytes);
+FA_MUST_CHECK fa_status fa_require_disjoint(const char *op, const char *out_name, const void *out,
+                                            int64_t out_bytes, const char *in_name, const void *in,
+                                            int64_t in_bytes);
 
 #ifdef __cplusplus
 }

@@ -71,22 +71,22 @@ fa_gpu_state fa_gpu_state_of(char *why, size_t cap);
 int fa_gpu_gate(const char *program);
 
 /** cudaMalloc that reports the size on failure; *ptr is NULL for 0 bytes. */
-fa_status fa_device_alloc(void **ptr, size_t bytes);
+FA_MUST_CHECK fa_status fa_device_alloc(void **ptr, size_t bytes);
 
 /** cudaFree of a pointer from fa_device_alloc (NULL is a no-op). */
 void fa_device_free(void *ptr);
 
 /** Fills a device buffer with FA_POISON_BYTE (see fa_check.h). */
-fa_status fa_device_poison(void *ptr, size_t bytes);
+FA_MUST_CHECK fa_status fa_device_poison(void *ptr, size_t bytes);
 
 /** Host to device copy, synchronous. */
-fa_status fa_upload(void *device_dst, const void *host_src, size_t bytes);
+FA_MUST_CHECK fa_status fa_upload(void *device_dst, const void *host_src, size_t bytes);
 
 /** Device to host copy, synchronous (so it also reports a kernel's asynchronous fault). */
-fa_status fa_download(void *host_dst, const void *device_src, size_t bytes);
+FA_MUST_CHECK fa_status fa_download(void *host_dst, const void *device_src, size_t bytes);
 
 /** Allocates, then uploads @p bytes from @p host_src. */
-fa_status fa_device_copy_of(void **device_dst, const void *host_src, size_t bytes);
+FA_MUST_CHECK fa_status fa_device_copy_of(void **device_dst, const void *host_src, size_t bytes);
 
 /**
  * Fills @p count elements of @p dtype at @p device with normal(0, 1) values
@@ -94,7 +94,8 @@ fa_status fa_device_copy_of(void **device_dst, const void *host_src, size_t byte
  * @p seed, repeated (drawing gigabytes from the rng would take long, and
  * inputs of zeros can time faster than real data).
  */
-fa_status fa_device_fill_normal(void *device, fa_dtype dtype, int64_t count, uint64_t seed);
+FA_MUST_CHECK fa_status fa_device_fill_normal(void *device, fa_dtype dtype, int64_t count,
+                                              uint64_t seed);
 
 /**
  * Poisoned bytes after every device buffer a check allocates (inputs and
@@ -109,17 +110,18 @@ enum { FA_CANARY_BYTES = 256 /**< bytes of poison after each device buffer of a 
  * of poison. *device is NULL for an empty input (0 bytes or @p host NULL),
  * which the launchers accept.
  */
-fa_status fa_canary_input(void **device, const void *host, size_t bytes);
+FA_MUST_CHECK fa_status fa_canary_input(void **device, const void *host, size_t bytes);
 
 /** A device output of @p bytes bytes plus the canaries, all poisoned (allocated even when empty). */
-fa_status fa_canary_output(void **device, size_t bytes);
+FA_MUST_CHECK fa_status fa_canary_output(void **device, size_t bytes);
 
 /**
  * Downloads the @p bytes bytes of an output made by fa_canary_output() into
  * @p host and adds to *@p overwritten the number of canary bytes after it that
  * no longer hold the poison (0 unless the kernel wrote out of bounds).
  */
-fa_status fa_canary_download(void *host, const void *device, size_t bytes, int64_t *overwritten);
+FA_MUST_CHECK fa_status fa_canary_download(void *host, const void *device, size_t bytes,
+                                           int64_t *overwritten);
 
 #ifdef __cplusplus
 }

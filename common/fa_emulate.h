@@ -93,7 +93,8 @@ typedef struct fa_emulation {
  * from a block's max, so a block whose only allowed key is NaN still poisons
  * the row, as the reference says it must.
  */
-fa_status fa_emulate_attention(const fa_attn_problem *p, const fa_emulation *e, float *o, float *lse);
+FA_MUST_CHECK fa_status fa_emulate_attention(const fa_attn_problem *p, const fa_emulation *e,
+                                             float *o, float *lse);
 
 /**
  * expf(@p arg) as the adversary evaluates it: the correctly rounded value,

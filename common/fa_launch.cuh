@@ -51,7 +51,7 @@ struct fa_todo {
 
 /** FA_OK when the milestone is written, else ::FA_ERR_NOT_IMPLEMENTED with where to write it. */
 template <int MILESTONE, int VERSION = 0>
-static inline fa_status fa_todo_status(void)
+FA_MUST_CHECK static inline fa_status fa_todo_status(void)
 {
     if (fa_todo<MILESTONE, VERSION>::file == nullptr)
         return FA_OK;

@@ -34,8 +34,8 @@ extern "C" {
  * @p what (e.g. "batch * heads * rows * n"), the factors and the largest count
  * accepted; a negative factor is FA_ERR_INVALID_SIZE.
  */
-fa_status fa_ref_elements(const char *op, const char *what, const int64_t *factors, int count,
-                          int64_t element_bytes, int64_t *product);
+FA_MUST_CHECK fa_status fa_ref_elements(const char *op, const char *what, const int64_t *factors,
+                                        int count, int64_t element_bytes, int64_t *product);
 
 /** A compensated (Neumaier) running sum. Zero-initialise it. */
 typedef struct fa_ksum {
@@ -65,15 +65,16 @@ void fa_ref_exp(const float *x, double *out, int64_t n);
  * doubles do not fit a 64-bit byte offset; FA_ERR_INVALID_SIZE for a
  * negative size.
  */
-fa_status fa_ref_row_max(const float *x, int64_t rows, int64_t cols, int64_t ld, double *out);
+FA_MUST_CHECK fa_status fa_ref_row_max(const float *x, int64_t rows, int64_t cols, int64_t ld,
+                                       double *out);
 
 /**
  * Compensated sum of each row; @p abs_sum (may be NULL) receives sum |x| per
  * row, the factor of the gamma_n error bound of a floating-point sum. The
  * sizes are checked as in fa_ref_row_max().
  */
-fa_status fa_ref_row_sum(const float *x, int64_t rows, int64_t cols, int64_t ld, double *out,
-                         double *abs_sum);
+FA_MUST_CHECK fa_status fa_ref_row_sum(const float *x, int64_t rows, int64_t cols, int64_t ld,
+                                       double *out, double *abs_sum);
 
 /**
  * Dot product of x and y (both of @p dtype); returns the compensated sum and
@@ -93,11 +94,12 @@ typedef enum fa_b_layout {
  * FA_ERR_OVERFLOW when M K or K N elements of @p dtype, or M N doubles, do
  * not fit a 64-bit byte offset.
  */
-fa_status fa_ref_matmul(const void *a, const void *b, fa_dtype dtype, fa_b_layout layout,
-                        int64_t m, int64_t n, int64_t k, double *c, double *abs_c);
+FA_MUST_CHECK fa_status fa_ref_matmul(const void *a, const void *b, fa_dtype dtype,
+                                      fa_b_layout layout, int64_t m, int64_t n, int64_t k,
+                                      double *c, double *abs_c);
 
 /** out[c][r] = in[r][c]; in is [rows][cols] row-major. FA_ERR_OVERFLOW as fa_ref_elements(). */
-fa_status fa_ref_transpose(const float *in, int64_t rows, int64_t cols, double *out);
+FA_MUST_CHECK fa_status fa_ref_transpose(const float *in, int64_t rows, int64_t cols, double *out);
 
 /** gamma_n = n u / (1 - n u) (Higham); +inf when n u >= 1. */
 double fa_gamma(double n, double u);

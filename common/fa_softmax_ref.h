@@ -118,9 +118,10 @@ typedef struct fa_softmax_method {
  * Preconditions (not checked): n >= 0; x, p and p_bound non-NULL when n > 0;
  * an online method has lanes and masks as documented in fa_softmax_method.
  */
-fa_status fa_softmax_row_reference(const float *x, int64_t n, const fa_softmax_keys *keys,
-                                   const fa_softmax_method *method, double *p, double *p_bound,
-                                   double *lse, double *lse_bound);
+FA_MUST_CHECK fa_status fa_softmax_row_reference(const float *x, int64_t n,
+                                                 const fa_softmax_keys *keys,
+                                                 const fa_softmax_method *method, double *p,
+                                                 double *p_bound, double *lse, double *lse_bound);
 
 /**
  * fa_softmax_row_reference() for every row of x [batch][heads][rows][n]
@@ -137,10 +138,11 @@ fa_status fa_softmax_row_reference(const float *x, int64_t n, const fa_softmax_k
  *         do not fit a 64-bit byte offset; else every row is written and the
  *         first row's refusal (fa_softmax_row_reference()) or FA_OK returned.
  */
-fa_status fa_softmax_rows_reference(const float *x, int64_t batch, int64_t heads, int64_t rows,
-                                    int64_t n, fa_mask mask, const int64_t *key_length,
-                                    const fa_softmax_method *method, double *p, double *p_bound,
-                                    double *lse, double *lse_bound);
+FA_MUST_CHECK fa_status fa_softmax_rows_reference(const float *x, int64_t batch, int64_t heads,
+                                                  int64_t rows, int64_t n, fa_mask mask,
+                                                  const int64_t *key_length,
+                                                  const fa_softmax_method *method, double *p,
+                                                  double *p_bound, double *lse, double *lse_bound);
 
 /**
  * The state an online method holds for a row before its division: the max,
@@ -180,9 +182,10 @@ typedef struct fa_softmax_state_ref {
  *
  * Preconditions (not checked) as fa_softmax_row_reference(); state non-NULL.
  */
-fa_status fa_softmax_state_reference(const float *x, const float *v, int64_t n,
-                                     const fa_softmax_keys *keys, const fa_softmax_method *method,
-                                     fa_softmax_state_ref *state);
+FA_MUST_CHECK fa_status fa_softmax_state_reference(const float *x, const float *v, int64_t n,
+                                                   const fa_softmax_keys *keys,
+                                                   const fa_softmax_method *method,
+                                                   fa_softmax_state_ref *state);
 
 /**
  * fa_softmax_state_reference() with the term @p omitted (FA_BOUND_TERM_NONE or
@@ -191,10 +194,11 @@ fa_status fa_softmax_state_reference(const float *x, const float *v, int64_t n,
  * (docs/numerics.md). Never judge a kernel with it. Another term:
  * FA_ERR_INVALID_ARGUMENT.
  */
-fa_status fa_softmax_state_reference_without(const float *x, const float *v, int64_t n,
-                                             const fa_softmax_keys *keys,
-                                             const fa_softmax_method *method,
-                                             fa_bound_term omitted, fa_softmax_state_ref *state);
+FA_MUST_CHECK fa_status fa_softmax_state_reference_without(const float *x, const float *v,
+                                                           int64_t n, const fa_softmax_keys *keys,
+                                                           const fa_softmax_method *method,
+                                                           fa_bound_term omitted,
+                                                           fa_softmax_state_ref *state);
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,20 @@
 extern "C" {
 #endif
 
+/**
+ * Marks a function whose returned status the caller must act on: propagate it
+ * (FA_TRY), report it (fa_result_status() in a check, FA_EXPECT in a test) or
+ * branch on it. Under GCC, Clang and the host compiler of nvcc a call that
+ * drops the status is a warning, so with -Werror the build proves that no
+ * status is ignored. A cast to void does not silence it (GCC). Empty for other
+ * compilers. Functions that only build a status (fa_fail()) do not carry it.
+ */
+#if defined(__GNUC__)
+#define FA_MUST_CHECK __attribute__((warn_unused_result))
+#else
+#define FA_MUST_CHECK
+#endif
+
 /** Outcome of a public function. FA_OK is zero; every error is non-zero. */
 typedef enum fa_status {
     FA_OK = 0,

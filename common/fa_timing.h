@@ -39,22 +39,22 @@ typedef struct fa_timing_options {
 fa_timing_options fa_timing_defaults(void);
 
 /** Times @p work; @p milliseconds receives the statistics of the repeats. */
-fa_status fa_time_gpu(fa_gpu_work work, void *context, const fa_timing_options *options,
-                      fa_stats *milliseconds);
+FA_MUST_CHECK fa_status fa_time_gpu(fa_gpu_work work, void *context,
+                                    const fa_timing_options *options, fa_stats *milliseconds);
 
 /**
  * Measures device-to-device copy bandwidth with cudaMemcpyAsync of @p bytes,
  * counting bytes read plus bytes written (the ceiling memory-bound kernels
  * are judged against). Result in GB/s (1e9 bytes per second).
  */
-fa_status fa_measure_copy_bandwidth(size_t bytes, double *gb_per_s);
+FA_MUST_CHECK fa_status fa_measure_copy_bandwidth(size_t bytes, double *gb_per_s);
 
 /**
  * Prints the configuration every benchmark prints beside its numbers: GPU name,
  * SM count, compute capability, clocks (when readable), memory, CUDA runtime
  * and driver versions, and the commit the binary was built from.
  */
-fa_status fa_print_configuration(FILE *out);
+FA_MUST_CHECK fa_status fa_print_configuration(FILE *out);
 
 /**
  * How every stage's benchmark begins: prints the configuration
@@ -63,7 +63,7 @@ fa_status fa_print_configuration(FILE *out);
  * @p copy_gb_per_s, and prints it in one line, e.g.
  * "Ceiling: device-to-device cudaMemcpyAsync of 256 MiB: 4141 GB/s (bytes read + written)".
  */
-fa_status fa_bench_begin(size_t copy_bytes, double *copy_gb_per_s);
+FA_MUST_CHECK fa_status fa_bench_begin(size_t copy_bytes, double *copy_gb_per_s);
 
 #ifdef __cplusplus
 }

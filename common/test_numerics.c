@@ -1097,11 +1097,15 @@ typedef struct softmax_row {
     double p[8], p_bound[8], lse, lse_bound;
 } softmax_row;
 
-static softmax_row softmax_of(const float *x, int64_t n, const fa_softmax_keys *keys)
+static softmax_row softmax_of(fa_tests *t, const float *x, int64_t n,
+                              const fa_softmax_keys *keys)
 {
     const fa_softmax_method three_pass = {0};
     softmax_row r;
-    fa_softmax_row_reference(x, n, keys, &three_pass, r.p, r.p_bound, &r.lse, &r.lse_bound);
+    FA_EXPECT(t,
+              fa_softmax_row_reference(x, n, keys, &three_pass, r.p, r.p_bound, &r.lse,
+                                       &r.lse_bound) == FA_OK,
+              "softmax reference of %lld entries: %s", (long long)n, fa_last_error());
     return r;
 }
 
@@ -1114,7 +1118,7 @@ static void test_softmax_reference_classics(fa_tests *t)
     const float ln3 = (float)log(3.0);
     const double tolerance = 0x1p-26;
     const float pair[2] = {0.0f, ln3};
-    softmax_row r = softmax_of(pair, 2, NULL);
+    softmax_row r = softmax_of(t, pair, 2, NULL);
     FA_EXPECT(t, fabs(r.p[0] - 0.25) <= tolerance && fabs(r.p[1] - 0.75) <= tolerance &&
                      fabs(r.lse - log(4.0)) <= tolerance,
               "[0, ln 3]: p = [%.9g, %.9g], lse = %.9g, want [1/4, 3/4], ln 4", r.p[0], r.p[1], r.lse);
@@ -1128,7 +1132,7 @@ static void test_softmax_reference_classics(fa_tests *t)
     const fa_softmax_keys causal = {FA_MASK_CAUSAL_TOP_LEFT, 1, 3, 3};
     const fa_softmax_keys *masked[2] = {&padded, &causal};
     for (int k = 0; k < 2; k++) {
-        r = softmax_of(dominant, 3, masked[k]);
+        r = softmax_of(t, dominant, 3, masked[k]);
         FA_EXPECT(t, fabs(r.p[0] - 0.25) <= tolerance && fabs(r.p[1] - 0.75) <= tolerance &&
                          r.p[2] == 0.0 && r.p_bound[2] == 0.0 && fabs(r.lse - log(4.0)) <= tolerance,
                   "%s: the masked 100 is excluded before the max: p = [%g, %g, %g], lse = %g",
@@ -1138,8 +1142,9 @@ static void test_softmax_reference_classics(fa_tests *t)
     /* Nothing to attend to: no entry, all padding, all -inf. */
     const float minus_inf[3] = {-INFINITY, -INFINITY, -INFINITY};
     const fa_softmax_keys nothing = {FA_MASK_NONE, 0, 1, 0};
-    const softmax_row empty[3] = {softmax_of(NULL, 0, NULL), softmax_of(dominant, 3, &nothing),
-                                  softmax_of(minus_inf, 3, NULL)};
+    const softmax_row empty[3] = {softmax_of(t, NULL, 0, NULL),
+                                  softmax_of(t, dominant, 3, &nothing),
+                                  softmax_of(t, minus_inf, 3, NULL)};
     for (int k = 0; k < 3; k++) {
         bool zeros = true;
         for (int64_t j = 0; j < (k == 0 ? 0 : 3); j++)
@@ -1150,11 +1155,11 @@ static void test_softmax_reference_classics(fa_tests *t)
 
     /* A visible NaN poisons the row; a NaN behind the mask does not. */
     const float with_nan[3] = {0.0f, ln3, NAN};
-    r = softmax_of(with_nan, 3, NULL);
+    r = softmax_of(t, with_nan, 3, NULL);
     FA_EXPECT(t, isnan(r.p[0]) && isnan(r.p[1]) && isnan(r.p[2]) && isnan(r.lse) &&
                      r.p_bound[0] == 0.0 && r.lse_bound == 0.0,
               "a NaN entry gives a NaN row");
-    r = softmax_of(with_nan, 3, &padded);
+    r = softmax_of(t, with_nan, 3, &padded);
     FA_EXPECT(t, fabs(r.p[1] - 0.75) <= tolerance && r.p[2] == 0.0,
               "a NaN behind the padding leaves the row finite: p = [%g, %g, %g]", r.p[0], r.p[1],
               r.p[2]);
@@ -1279,7 +1284,11 @@ static void test_softmax_reference_bound(fa_tests *t)
             for (int64_t j = 0; j < n; j++)
                 x[j] = (float)(20.0 + 8.0 * fa_rng_normal(&rng) + 16.0 * (double)j / (double)n);
             double lse, lse_bound;
-            fa_softmax_row_reference(x, n, NULL, &methods[k], want, bound, &lse, &lse_bound);
+            FA_EXPECT(t,
+                      fa_softmax_row_reference(x, n, NULL, &methods[k], want, bound, &lse,
+                                               &lse_bound) == FA_OK,
+                      "%s, n = %lld: the softmax reference: %s", names[k], (long long)n,
+                      fa_last_error());
             float got_lse;
             softmax_emulate(x, n, &methods[k], true, p, &got_lse);
             covered = fa_max_nan_double(covered, softmax_worst_ratio(p, got_lse, want, bound, lse, lse_bound, n));
@@ -1323,7 +1332,8 @@ static void test_softmax_state_reference(fa_tests *t)
     const float hand_x[4] = {0.0f, 0.0f, -INFINITY, 0.0f}, hand_v[4] = {1.0f, 2.0f, 3.0f, 4.0f};
     const fa_softmax_method one_lane = {1, 1, 0, NULL};
     fa_softmax_state_ref ref;
-    fa_softmax_state_reference(hand_x, hand_v, 4, NULL, &one_lane, &ref);
+    FA_EXPECT(t, fa_softmax_state_reference(hand_x, hand_v, 4, NULL, &one_lane, &ref) == FA_OK,
+              "hand state: the state reference: %s", fa_last_error());
     FA_EXPECT(t, ref.max == 0.0 && ref.sum == 3.0 && ref.output == 7.0,
               "hand state: m %g l %g o %g, want 0 3 7", ref.max, ref.sum, ref.output);
     FA_EXPECT(t, ref.sum_bound > 0.0 && ref.sum_bound < 3.0 * 0x1p-18 && ref.output_bound > 0.0 &&
@@ -1340,7 +1350,8 @@ static void test_softmax_state_reference(fa_tests *t)
             x[j] = (float)(4.0 * fa_rng_normal(&rng) + 24.0 * (double)j / STATE_N);
             v[j] = (float)fa_rng_normal(&rng);
         }
-        fa_softmax_state_reference(x, v, STATE_N, NULL, &one_lane, &ref);
+        FA_EXPECT(t, fa_softmax_state_reference(x, v, STATE_N, NULL, &one_lane, &ref) == FA_OK,
+                  "rising row %d: the state reference: %s", row, fa_last_error());
         for (int rescale = 1; rescale >= 0; rescale--) {
             float m = -INFINITY, l = 0.0f, o = 0.0f;
             for (int64_t j = 0; j < STATE_N; j++) {

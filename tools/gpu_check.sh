@@ -59,26 +59,25 @@ note ctest "${tests_line:-no result} (${skipped} skipped)"
 [ $ctest_status -eq 0 ] || { status=1; grep -E 'Failed|\*\*\*' "$logs/ctest.log" | head -20; }
 fi
 
+# The sanitizers and the learner harness time nothing, so they run side by side:
+# every (stage, tool) run of compute-sanitizer is its own background job, and the
+# harness check builds and runs its learner trees meanwhile.
+sanitizer_job() { # STAGE TOOL: one compute-sanitizer run, its log in $logs/san-STAGE-TOOL.log
+  local extra=()
+  [ "$2" = memcheck ] && extra=(--leak-check full)
+  timeout 480 compute-sanitizer --tool "$2" "${extra[@]}" --error-exitcode 99 \
+    "$build/$1/stage${1:0:2}" --impl reference --quick > "$logs/san-$1-$2.log" 2>&1
+}
+tools_run=(memcheck racecheck synccheck initcheck)
+declare -A sanitizer_pid=()
 if wants sanitizer; then
-echo "== compute-sanitizer"
-: > "$logs/sanitizer.log"
-for stage in "${stages[@]}"; do
-  driver="$build/$stage/stage${stage:0:2}"
-  results=""
-  for tool in memcheck racecheck synccheck initcheck; do
-    extra=()
-    [ "$tool" = memcheck ] && extra=(--leak-check full)
-    echo "---- $stage $tool" >> "$logs/sanitizer.log"
-    if timeout 300 compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 99 \
-         "$driver" --impl reference --quick >> "$logs/sanitizer.log" 2>&1; then
-      results+="$tool ok, "
-    else
-      results+="$tool FAILED, "
-      status=1
-    fi
+  echo "== compute-sanitizer (in the background)"
+  for stage in "${stages[@]}"; do
+    for tool in "${tools_run[@]}"; do
+      sanitizer_job "$stage" "$tool" &
+      sanitizer_pid["$stage $tool"]=$!
+    done
   done
-  note "sanitizer $stage" "${results%, }"
-done
 fi
 
 if wants harness; then
@@ -87,9 +86,27 @@ if bash "$root/tools/check_harness.sh" "$build" "$root/build-gpu-harness" "${cma
      > "$logs/harness.log" 2>&1; then
   note harness "$(tail -1 "$logs/harness.log")"
 else
-  note harness "FAILED: $(grep -m1 'expected\|NOT caught' "$logs/harness.log")"
+  note harness "FAILED: $(grep -m1 'expected\|NOT caught\|exit code\|printed' "$logs/harness.log")"
   status=1
 fi
+fi
+
+if wants sanitizer; then
+  : > "$logs/sanitizer.log"
+  for stage in "${stages[@]}"; do
+    results=""
+    for tool in "${tools_run[@]}"; do
+      if wait "${sanitizer_pid["$stage $tool"]}"; then
+        results+="$tool ok, "
+      else
+        results+="$tool FAILED, "
+        status=1
+      fi
+      { echo "---- $stage $tool"; cat "$logs/san-$stage-$tool.log"; } >> "$logs/sanitizer.log"
+      rm -f "$logs/san-$stage-$tool.log"
+    done
+    note "sanitizer $stage" "${results%, }"
+  done
 fi
 
 if wants bench; then

@@ -378,10 +378,12 @@ static void free_operands(matmul_operands *o)
  * Draws the inputs of case @p index from its own stream (the same draws for
  * both layouts and both kinds: B is read as [k][n] for NN, [n][k] for NT),
  * rounds them to bf16 for the tensor cores, and computes the reference and
- * the bound. False when out of memory.
+ * the bound. FA_ERR_OUT_OF_MEMORY, or the reference's error, when they are
+ * not all there.
  */
-static bool prepare_operands(matmul_operands *o, const matmul_case *spec, int index,
-                             fa_b_layout layout, bool tensor_core, const fa_run_options *options)
+FA_MUST_CHECK static fa_status prepare_operands(matmul_operands *o, const matmul_case *spec,
+                                                int index, fa_b_layout layout, bool tensor_core,
+                                                const fa_run_options *options)
 {
     const int64_t m = spec->m, n = spec->n, k = spec->k;
     o->a = malloc((size_t)(m * k > 0 ? m * k : 1) * sizeof(float));
@@ -405,9 +407,10 @@ static bool prepare_operands(matmul_operands *o, const matmul_case *spec, int in
         o->b16 = to_dtype(o->b, k * n, FA_BF16);
         ok = o->a16 != NULL && o->b16 != NULL;
     }
+    fa_status reference = FA_OK;
     if (ok)
-        fa_ref_matmul(o->a, o->b, FA_F32, layout, m, n, k, o->want, abs_c);
-    if (ok && (!spec->exact || tensor_core)) {
+        reference = fa_ref_matmul(o->a, o->b, FA_F32, layout, m, n, k, o->want, abs_c);
+    if (ok && reference == FA_OK && (!spec->exact || tensor_core)) {
         o->bound = malloc((size_t)(m * n > 0 ? m * n : 1) * sizeof(double));
         ok = o->bound != NULL;
         /* An exact case is judged by value on the tensor cores (bound 0): the sign of a sum
@@ -418,25 +421,30 @@ static bool prepare_operands(matmul_operands *o, const matmul_case *spec, int in
                                            : model_matmul_fp32_bound(k, abs_c[i]);
     }
     free(abs_c);
-    o->ready = ok;
-    return ok;
+    o->ready = ok && reference == FA_OK;
+    if (reference != FA_OK)
+        return reference;
+    return ok ? FA_OK : fa_fail(FA_ERR_OUT_OF_MEMORY, "stage02: no host memory");
 }
 
 /**
- * The operands of case @p index for @p layout and the version's kind, drawn on
- * first use; NULL when out of memory.
+ * Points *@p out at the operands of case @p index for @p layout and the
+ * version's kind, drawn on first use; prepare_operands()'s error otherwise.
  */
-static const matmul_operands *operands_of(matmul_context *ctx, int index, fa_b_layout layout,
-                                          bool tensor_core)
+FA_MUST_CHECK static fa_status operands_of(matmul_context *ctx, int index, fa_b_layout layout,
+                                           bool tensor_core, const matmul_operands **out)
 {
     matmul_operands *o = &ctx->operands[(index * 2 + (int)layout) * 2 + tensor_core];
+    *out = o;
     if (o->ready)
-        return o;
+        return FA_OK;
     const matmul_case *spec = index == MATMUL_FLAGS_CASE ? &ctx->flags_case : &MATMUL_CASES[index];
-    if (prepare_operands(o, spec, index, layout, tensor_core, ctx->options))
-        return o;
-    free_operands(o);
-    return NULL;
+    const fa_status status = prepare_operands(o, spec, index, layout, tensor_core, ctx->options);
+    if (status != FA_OK) {
+        free_operands(o);
+        *out = NULL;
+    }
+    return status;
 }
 
 static const char *layout_name(fa_b_layout layout)
@@ -553,12 +561,9 @@ static bool matmul_run(int version, void *context, fa_result *result)
                                                         spec->n, spec->k, layout,
                                                         bf16 ? 2 : 4)))
                 return false;
-            const matmul_operands *o = operands_of(ctx, i, layout, bf16);
-            if (o == NULL) {
-                fa_result_status(result, name,
-                                 fa_fail(FA_ERR_OUT_OF_MEMORY, "stage02: no host memory"));
+            const matmul_operands *o = NULL;
+            if (!fa_result_status(result, name, operands_of(ctx, i, layout, bf16, &o)))
                 return false;
-            }
             if (!run_matmul(version, ctx->impl, name, bf16 ? (const void *)o->a16 : o->a,
                             bf16 ? (const void *)o->b16 : o->b, spec->m, spec->n, spec->k,
                             layout, spec->offset, o->want, o->bound, result))
@@ -704,8 +709,8 @@ static bool transpose_random_case(int version, fa_impl impl, const char *name, i
         fa_rng rng;
         case_rng(&rng, options, 8, 0, index);
         fa_fill(in, rows * cols, FA_FILL_GAUSSIAN, 1.0, &rng);
-        fa_ref_transpose(in, rows, cols, want);
-        ok = run_transpose(version, impl, name, in, rows, cols, want, result);
+        ok = fa_result_status(result, name, fa_ref_transpose(in, rows, cols, want)) &&
+             run_transpose(version, impl, name, in, rows, cols, want, result);
     }
     free(in);
     free(want);
@@ -826,9 +831,9 @@ static fa_status time_transpose(fa_impl impl, const fa_run_options *options, dou
 /* ==== the stage ============================================================================= */
 
 static const fa_milestone_check checks[] = {
-    {6, probe_dot, check_dot, time_dot},
-    {7, probe_matmul, check_matmul, time_matmul},
-    {8, probe_transpose, check_transpose, time_transpose},
+    {6, probe_dot, check_dot, time_dot, false},
+    {7, probe_matmul, check_matmul, time_matmul, false},
+    {8, probe_transpose, check_transpose, time_transpose, false},
 };
 
 const fa_stage_desc stage02 = {2, checks, COUNT_OF(checks), stage02_bench};

@@ -118,7 +118,8 @@ static void test_matmul_fixtures(fa_tests *t)
                           l == 0 ? "NN" : "NT", model == 0 ? "fp32" : "tensor-core");
             }
             if (m * n > 0) {
-                fa_ref_matmul(fx->a, b, FA_F32, layout, m, n, k, want, NULL);
+                FA_EXPECT(t, fa_ref_matmul(fx->a, b, FA_F32, layout, m, n, k, want, NULL) == FA_OK,
+                          "matmul fixture '%s': the reference: %s", fx->name, fa_last_error());
                 bool exact = true;
                 for (int64_t i = 0; i < m * n; ++i)
                     exact = exact && want[i] == fx->c[i];
@@ -138,7 +139,8 @@ static void test_transpose_fixtures(fa_tests *t)
         const transpose_fixture *fx = &transpose_fixtures[f];
         const int64_t count = fx->rows * fx->cols;
         double *out = fa_new_doubles(count);
-        fa_ref_transpose(fx->in, fx->rows, fx->cols, out);
+        FA_EXPECT(t, fa_ref_transpose(fx->in, fx->rows, fx->cols, out) == FA_OK,
+                  "transpose fixture '%s': the reference: %s", fx->name, fa_last_error());
         bool exact = true;
         for (int64_t i = 0; i < count; ++i)
             exact = exact && out[i] == fx->out[i];
@@ -211,7 +213,8 @@ static void test_matmul_fp32_model(fa_tests *t)
     double *bound = fa_new_doubles(m * n);
     model_matmul_fp32(a, b, FA_B_ROW_MAJOR, m, n, k, c);
     model_matmul_fp32(a, bt, FA_B_TRANSPOSED, m, n, k, ct);
-    fa_ref_matmul(a, b, FA_F32, FA_B_ROW_MAJOR, m, n, k, want, abs_c);
+    FA_EXPECT(t, fa_ref_matmul(a, b, FA_F32, FA_B_ROW_MAJOR, m, n, k, want, abs_c) == FA_OK,
+              "the matmul reference: %s", fa_last_error());
     for (int64_t i = 0; i < m * n; ++i)
         bound[i] = model_matmul_fp32_bound(k, abs_c[i]);
     fa_check_report report;
@@ -257,7 +260,8 @@ static void test_tensor_core_bound(fa_tests *t)
         double *abs_c = fa_new_doubles(m * n);
         double *bound = fa_new_doubles(m * n);
         float *c = fa_new_floats(m * n);
-        fa_ref_matmul(a, b, FA_F32, shapes[s].layout, m, n, k, want, abs_c);
+        FA_EXPECT(t, fa_ref_matmul(a, b, FA_F32, shapes[s].layout, m, n, k, want, abs_c) == FA_OK,
+                  "shape %d: the matmul reference: %s", (int)s, fa_last_error());
         for (int64_t i = 0; i < m * n; ++i)
             bound[i] = model_matmul_tensor_core_bound(k, abs_c[i]);
         fa_check_report report;
@@ -1191,7 +1195,8 @@ static void gpu_unwritten_detected(fa_tests *t)
               "matmul: %s", fa_last_error());
     float *got = download_checked(t, "matmul_register_blocked", c, m * n);
     double want[35];
-    fa_ref_matmul(a, b, FA_F32, FA_B_ROW_MAJOR, m, n, k, want, NULL);
+    FA_EXPECT(t, fa_ref_matmul(a, b, FA_F32, FA_B_ROW_MAJOR, m, n, k, want, NULL) == FA_OK,
+              "the matmul reference: %s", fa_last_error());
     fa_check_report report;
     FA_EXPECT(t, fa_check_covers(got, want, NULL, m * n, &report) && report.unwritten == 0,
               "every element written and exact");

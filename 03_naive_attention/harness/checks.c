@@ -134,9 +134,10 @@ static bool run_scores(fa_impl impl, const attn_case *c, fa_result *result)
         !fa_result_status(result, c->name, fa_canary_output(&s, s_bytes)) ||
         !fa_result_status(result, c->name,
                           naive_scores_of(impl)(q, k, s, c->dtype, d, c->scale, 0)) ||
-        !fa_result_status(result, c->name, fa_canary_download(got, s, s_bytes, &overwritten)))
+        !fa_result_status(result, c->name, fa_canary_download(got, s, s_bytes, &overwritten)) ||
+        !fa_result_status(result, c->name,
+                          attn_scores_reference(c->q, c->k, c->dtype, d, c->scale, want, bound)))
         goto done;
-    attn_scores_reference(c->q, c->k, c->dtype, d, c->scale, want, bound);
     const fa_shape shape = fa_shape_4d(d.batch, d.heads, d.nq, d.nk);
     ok = fa_result_judge(result, c->name, got, want, bound, &shape) &&
          canaries_intact(result, c->name, "s", overwritten);
@@ -177,10 +178,11 @@ static bool run_softmax(fa_impl impl, const attn_case *c, fa_result *result)
         !fa_result_status(result, c->name,
                           fa_canary_download(got_p, p, s_bytes, &p_overwritten)) ||
         !fa_result_status(result, c->name,
-                          fa_canary_download(got_lse, lse, lse_bytes, &lse_overwritten)))
+                          fa_canary_download(got_lse, lse, lse_bytes, &lse_overwritten)) ||
+        !fa_result_status(result, c->name,
+                          softmax_rows_reference(c->s, d, c->mask, c->key_length, want_p, bound_p,
+                                                 want_lse, bound_lse)))
         goto done;
-    softmax_rows_reference(c->s, d, c->mask, c->key_length, want_p, bound_p, want_lse,
-                           bound_lse);
     const fa_shape p_shape = fa_shape_4d(d.batch, d.heads, d.nq, d.nk);
     const fa_shape lse_shape = fa_shape_4d(d.batch, d.heads, d.nq, 1);
     fa_check_report report;
@@ -872,10 +874,10 @@ static fa_status time_naive(fa_impl impl, const fa_run_options *options, double 
 }
 
 static const fa_milestone_check checks[] = {
-    {9, probe_scores, check_scores, time_scores},
-    {10, probe_softmax, check_softmax, time_softmax},
-    {11, probe_pv, check_pv, time_pv},
-    {12, probe_naive, check_naive, time_naive},
+    {9, probe_scores, check_scores, time_scores, false},
+    {10, probe_softmax, check_softmax, time_softmax, false},
+    {11, probe_pv, check_pv, time_pv, false},
+    {12, probe_naive, check_naive, time_naive, false},
 };
 
 const fa_stage_desc stage03 = {3, checks, COUNT_OF(checks), stage03_bench};

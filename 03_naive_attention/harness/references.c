@@ -19,16 +19,16 @@
  */
 #define SUBNORMAL_FLOOR 0x1p-126
 
-void attn_scores_reference(const void *q, const void *k, fa_dtype dtype, naive_attn_dims dims,
-                           float scale, double *s, double *bound)
+fa_status attn_scores_reference(const void *q, const void *k, fa_dtype dtype,
+                                naive_attn_dims dims, float scale, double *s, double *bound)
 {
     const int64_t heads = dims.batch * dims.heads, nq = dims.nq, nk = dims.nk;
     const int64_t dim = dims.head_dim, size = fa_dtype_size(dtype);
     const double c = naive_attn_scale(scale, dim);
     for (int64_t head = 0; head < heads; ++head)
-        fa_ref_matmul((const char *)q + head * nq * dim * size,
-                      (const char *)k + head * nk * dim * size, dtype, FA_B_TRANSPOSED, nq, nk,
-                      dim, s + head * nq * nk, bound + head * nq * nk);
+        FA_TRY(fa_ref_matmul((const char *)q + head * nq * dim * size,
+                             (const char *)k + head * nk * dim * size, dtype, FA_B_TRANSPOSED, nq,
+                             nk, dim, s + head * nq * nk, bound + head * nq * nk));
     /* fa_ref_matmul left sum_d |q_d k_d| in bound: turn it into the bound of
      * the FMA chain (gamma_D), scaled by c, plus the rounding of the product by c. */
     const double gamma = fa_gamma((double)dim, FP32_U);
@@ -37,15 +37,16 @@ void attn_scores_reference(const void *q, const void *k, fa_dtype dtype, naive_a
         bound[e] = c * gamma * bound[e] * (1 + FP32_U) + FP32_U * fabs(s[e]) +
                    (double)(dim + 1) * SUBNORMAL_FLOOR;
     }
+    return FA_OK;
 }
 
-void softmax_rows_reference(const float *s, naive_attn_dims dims, fa_mask mask,
-                            const int64_t *key_length, double *p, double *p_bound, double *lse,
-                            double *lse_bound)
+fa_status softmax_rows_reference(const float *s, naive_attn_dims dims, fa_mask mask,
+                                 const int64_t *key_length, double *p, double *p_bound,
+                                 double *lse, double *lse_bound)
 {
     const fa_softmax_method three_pass = {0};
-    fa_softmax_rows_reference(s, dims.batch, dims.heads, dims.nq, dims.nk, mask, key_length,
-                              &three_pass, p, p_bound, lse, lse_bound);
+    return fa_softmax_rows_reference(s, dims.batch, dims.heads, dims.nq, dims.nk, mask,
+                                     key_length, &three_pass, p, p_bound, lse, lse_bound);
 }
 
 fa_status attn_pv_reference(const float *p, const void *v, fa_dtype dtype, naive_attn_dims dims,
@@ -66,10 +67,12 @@ fa_status attn_pv_reference(const float *p, const void *v, fa_dtype dtype, naive
                        (long long)v_count);
     for (int64_t e = 0; e < v_count; ++e)
         v32[e] = fa_load(v, dtype, e);
-    for (int64_t head = 0; head < heads; ++head)
-        fa_ref_matmul(p + head * nq * nk, v32 + head * nk * dim, FA_F32, FA_B_ROW_MAJOR, nq, dim,
-                      nk, o + head * nq * dim, bound + head * nq * dim);
+    fa_status status = FA_OK;
+    for (int64_t head = 0; head < heads && status == FA_OK; ++head)
+        status = fa_ref_matmul(p + head * nq * nk, v32 + head * nk * dim, FA_F32, FA_B_ROW_MAJOR,
+                               nq, dim, nk, o + head * nq * dim, bound + head * nq * dim);
     free(v32);
+    FA_TRY(status);
     const double gamma = fa_gamma((double)nk, FP32_U);
     for (int64_t e = 0; e < heads * nq * dim; ++e)
         bound[e] = gamma * bound[e] + (double)nk * SUBNORMAL_FLOOR;

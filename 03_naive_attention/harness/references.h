@@ -27,6 +27,7 @@
 
 #include "attention.h"
 #include "fa_attention_ref.h"
+#include "fa_status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -41,9 +42,11 @@ extern "C" {
  * @param scale  as passed to the launcher (0 selects the default).
  * @param s      receives [batch][heads][nq][nk] scores.
  * @param bound  receives the per-element bound, same shape.
+ * @return FA_OK; fa_ref_matmul()'s error (sizes whose offsets overflow).
  */
-void attn_scores_reference(const void *q, const void *k, fa_dtype dtype, naive_attn_dims dims,
-                           float scale, double *s, double *bound);
+FA_MUST_CHECK fa_status attn_scores_reference(const void *q, const void *k, fa_dtype dtype,
+                                              naive_attn_dims dims, float scale, double *s,
+                                              double *bound);
 
 /**
  * M10: the masked softmax of each row of @p s in double and the bound of the
@@ -57,10 +60,11 @@ void attn_scores_reference(const void *q, const void *k, fa_dtype dtype, naive_a
  * @param key_length  host [batch] padding lengths, or NULL.
  * @param p, p_bound  receive [batch][heads][nq][nk].
  * @param lse, lse_bound receive [batch][heads][nq].
+ * @return fa_softmax_rows_reference()'s status.
  */
-void softmax_rows_reference(const float *s, naive_attn_dims dims, fa_mask mask,
-                            const int64_t *key_length, double *p, double *p_bound, double *lse,
-                            double *lse_bound);
+FA_MUST_CHECK fa_status softmax_rows_reference(const float *s, naive_attn_dims dims, fa_mask mask,
+                                               const int64_t *key_length, double *p,
+                                               double *p_bound, double *lse, double *lse_bound);
 
 /**
  * M11: o = p v in double and the bound of one fp32 FMA chain per element.
@@ -70,10 +74,11 @@ void softmax_rows_reference(const float *s, naive_attn_dims dims, fa_mask mask,
  * @param dims   sizes.
  * @param o      receives [batch][heads][nq][head_dim].
  * @param bound  receives the per-element bound, same shape.
- * @return FA_OK; FA_ERR_OUT_OF_MEMORY when the widened copy of v cannot be allocated.
+ * @return FA_OK; FA_ERR_OUT_OF_MEMORY when the widened copy of v cannot be allocated;
+ *         fa_ref_matmul()'s error.
  */
-fa_status attn_pv_reference(const float *p, const void *v, fa_dtype dtype, naive_attn_dims dims,
-                            double *o, double *bound);
+FA_MUST_CHECK fa_status attn_pv_reference(const float *p, const void *v, fa_dtype dtype,
+                                          naive_attn_dims dims, double *o, double *bound);
 
 /**
  * The attention problem of the course's reference for host inputs in the

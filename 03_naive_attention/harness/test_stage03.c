@@ -174,14 +174,17 @@ static void test_fixtures_against_references(fa_tests *t)
         double *lse_bound = fa_new_doubles(attn_count_rows(d));
         float *s_in = fa_new_floats(attn_count_s(d));
 
-        attn_scores_reference(fx->q, fx->k, FA_F32, d, fx->scale, s, s_bound);
+        FA_EXPECT(t, attn_scores_reference(fx->q, fx->k, FA_F32, d, fx->scale, s, s_bound) == FA_OK,
+                  "fixture '%s': the scores reference: %s", fx->name, fa_last_error());
         int64_t at = first_disagreement(s, fx->s, attn_count_s(d));
         FA_EXPECT(t, at < 0, "fixture '%s': hand score %lld is %.17g, the reference %.17g",
                   fx->name, (long long)at, at < 0 ? 0 : fx->s[at], at < 0 ? 0 : s[at]);
 
         for (int64_t e = 0; e < attn_count_s(d); ++e)
             s_in[e] = (float)fx->s[e];
-        softmax_rows_reference(s_in, d, fx->mask, fx->key_length, p, p_bound, lse, lse_bound);
+        FA_EXPECT(t, softmax_rows_reference(s_in, d, fx->mask, fx->key_length, p, p_bound, lse,
+                                            lse_bound) == FA_OK,
+                  "fixture '%s': the softmax reference: %s", fx->name, fa_last_error());
         at = first_disagreement(p, fx->p, attn_count_s(d));
         FA_EXPECT(t, at < 0, "fixture '%s': hand p %lld is %.17g, the reference %.17g", fx->name,
                   (long long)at, at < 0 ? 0 : fx->p[at], at < 0 ? 0 : p[at]);
@@ -228,13 +231,17 @@ static void test_model_on_fixtures(fa_tests *t)
         fa_check_report r;
 
         attn_model_scores(fx->q, fx->k, FA_F32, d, fx->scale, s);
-        attn_scores_reference(fx->q, fx->k, FA_F32, d, fx->scale, want, bound);
+        FA_EXPECT(t, attn_scores_reference(fx->q, fx->k, FA_F32, d, fx->scale, want, bound) ==
+                         FA_OK,
+                  "fixture '%s': the scores reference: %s", fx->name, fa_last_error());
         FA_EXPECT(t, fa_check_covers(s, want, bound, attn_count_s(d), &r),
                   "fixture '%s': model scores outside the bound (worst ratio %g)", fx->name,
                   r.worst_ratio);
 
         attn_model_softmax(s, p, lse, d, fx->mask, fx->key_length);
-        softmax_rows_reference(s, d, fx->mask, fx->key_length, want, bound, want_lse, bound_lse);
+        FA_EXPECT(t, softmax_rows_reference(s, d, fx->mask, fx->key_length, want, bound, want_lse,
+                                            bound_lse) == FA_OK,
+                  "fixture '%s': the softmax reference: %s", fx->name, fa_last_error());
         FA_EXPECT(t, fa_check_covers(p, want, bound, attn_count_s(d), &r),
                   "fixture '%s': model p outside the bound (worst ratio %g)", fx->name,
                   r.worst_ratio);
@@ -322,13 +329,16 @@ static void test_model_random(fa_tests *t)
             const char *dt = fa_dtype_name(hp.dtype);
 
             attn_model_scores(hp.q, hp.k, hp.dtype, d, hp.scale, s);
-            attn_scores_reference(hp.q, hp.k, hp.dtype, d, hp.scale, want, bound);
+            FA_EXPECT(t, attn_scores_reference(hp.q, hp.k, hp.dtype, d, hp.scale, want, bound) ==
+                             FA_OK,
+                      "random %d %s: the scores reference: %s", i, dt, fa_last_error());
             FA_EXPECT(t, fa_check_covers(s, want, bound, attn_count_s(d), &r),
                       "random %d %s: scores worst ratio %g", i, dt, r.worst_ratio);
 
             attn_model_softmax(s, p, lse, d, hp.mask, hp.key_length);
-            softmax_rows_reference(s, d, hp.mask, hp.key_length, want, bound, want_lse,
-                                   bound_lse);
+            FA_EXPECT(t, softmax_rows_reference(s, d, hp.mask, hp.key_length, want, bound, want_lse,
+                                                bound_lse) == FA_OK,
+                      "random %d %s: the softmax reference: %s", i, dt, fa_last_error());
             FA_EXPECT(t, fa_check_covers(p, want, bound, attn_count_s(d), &r),
                       "random %d %s: softmax p worst ratio %g", i, dt, r.worst_ratio);
             FA_EXPECT(t, fa_check_covers(lse, want_lse, bound_lse, attn_count_rows(d), &r),
@@ -400,11 +410,13 @@ static void test_softmax_shift_invariance(fa_tests *t)
         s[e] = (float)fa_rng_int(&rng, -512, 512) / 64;
         shifted[e] = s[e] + 16;
     }
-    softmax_rows_reference(s, d, FA_MASK_CAUSAL_BOTTOM_RIGHT, NULL, want, unused, lse,
-                           lse_bound);
+    FA_EXPECT(t, softmax_rows_reference(s, d, FA_MASK_CAUSAL_BOTTOM_RIGHT, NULL, want, unused, lse,
+                                        lse_bound) == FA_OK,
+              "the softmax reference of s: %s", fa_last_error());
     /* The bound of the shifted input: its |s_j| and |s_j - m| are the kernel's. */
-    softmax_rows_reference(shifted, d, FA_MASK_CAUSAL_BOTTOM_RIGHT, NULL, unused, bound, lse,
-                           lse_bound);
+    FA_EXPECT(t, softmax_rows_reference(shifted, d, FA_MASK_CAUSAL_BOTTOM_RIGHT, NULL, unused,
+                                        bound, lse, lse_bound) == FA_OK,
+              "the softmax reference of s + 16: %s", fa_last_error());
     attn_model_softmax(shifted, p, NULL, d, FA_MASK_CAUSAL_BOTTOM_RIGHT, NULL);
     fa_check_report r;
     FA_EXPECT(t, fa_check_covers(p, want, bound, attn_count_s(d), &r),
@@ -426,7 +438,9 @@ static void test_softmax_neg_inf(fa_tests *t)
     float p[8], lse[2];
     double ref_p[8], p_bound[8], ref_lse[2], lse_bound[2];
     attn_model_softmax(s, p, lse, d, FA_MASK_NONE, NULL);
-    softmax_rows_reference(s, d, FA_MASK_NONE, NULL, ref_p, p_bound, ref_lse, lse_bound);
+    FA_EXPECT(t, softmax_rows_reference(s, d, FA_MASK_NONE, NULL, ref_p, p_bound, ref_lse,
+                                        lse_bound) == FA_OK,
+              "-inf scores: the softmax reference: %s", fa_last_error());
     fa_check_report r;
     FA_EXPECT(t, fa_check_covers(p, want_p, NULL, 8, &r),
               "-inf scores: p is not [0 0 0 0 | 0 .5 0 .5]");
@@ -651,7 +665,8 @@ static void test_mutations(fa_tests *t)
 
     /* M9: the scale forgotten. */
     attn_model_scores(hp.q, hp.k, hp.dtype, d, 1.0f, s);
-    attn_scores_reference(hp.q, hp.k, hp.dtype, d, 0, want, bound);
+    FA_EXPECT(t, attn_scores_reference(hp.q, hp.k, hp.dtype, d, 0, want, bound) == FA_OK,
+              "the scores reference: %s", fa_last_error());
     expect_rejected(t, "scores without the scale",
                     fa_check_covers(s, want, bound, attn_count_s(d), &ro), &ro, NULL);
 
@@ -660,7 +675,9 @@ static void test_mutations(fa_tests *t)
     float *p = fa_new_floats(attn_count_s(d));
     double *lse_want = fa_new_doubles(attn_count_rows(d));
     double *lse_bound = fa_new_doubles(attn_count_rows(d));
-    softmax_rows_reference(s, d, FA_MASK_NONE, hp.key_length, want, bound, lse_want, lse_bound);
+    FA_EXPECT(t, softmax_rows_reference(s, d, FA_MASK_NONE, hp.key_length, want, bound, lse_want,
+                                        lse_bound) == FA_OK,
+              "the softmax reference with padding: %s", fa_last_error());
     attn_model_softmax(s, p, NULL, d, FA_MASK_NONE, NULL);
     expect_rejected(t, "softmax over the padding keys",
                     fa_check_covers(p, want, bound, attn_count_s(d), &ro), &ro, NULL);
@@ -1207,7 +1224,9 @@ static void test_softmax_nan_score(fa_tests *t)
     FA_EXPECT(t, memcmp(p + 4, clean_p + 4, 8 * sizeof(float)) == 0 &&
                      memcmp(lse + 1, clean_lse + 1, 2 * sizeof(float)) == 0 && isfinite(lse[1]),
               "a NaN padding score is never read");
-    softmax_rows_reference(s, d, FA_MASK_NONE, length, ref_p, p_bound, ref_lse, lse_bound);
+    FA_EXPECT(t, softmax_rows_reference(s, d, FA_MASK_NONE, length, ref_p, p_bound, ref_lse,
+                                        lse_bound) == FA_OK,
+              "the softmax reference, NaN row included: %s", fa_last_error());
     fa_check_report r;
     FA_EXPECT(t, fa_check_covers(p, ref_p, p_bound, 12, &r),
               "model p against the reference, NaN row included (worst ratio %g)", r.worst_ratio);
@@ -1359,17 +1378,21 @@ static void test_bitwise_and_in_place(fa_tests *t)
         if (status == FA_OK)
             status = ref_attn_pv(p, dp.v, o, hp.dtype, d, 0);
         if (FA_EXPECT(t, status == FA_OK, "%s: %s", dt, fa_last_error())) {
-            fa_download(got_p, p, s_bytes);
-            fa_download(got_lse, lse, lse_bytes);
-            fa_download(got_o, o, o_bytes);
+            FA_EXPECT(t,
+                      fa_download(got_p, p, s_bytes) == FA_OK &&
+                          fa_download(got_lse, lse, lse_bytes) == FA_OK &&
+                          fa_download(got_o, o, o_bytes) == FA_OK,
+                      "%s: downloading p, lse and o: %s", dt, fa_last_error());
             attn_model_scores(hp.q, hp.k, hp.dtype, d, 0, want_s);
             int64_t at = first_bit_difference(got_s, want_s, attn_count_s(d));
             FA_EXPECT(t, at < 0, "%s: GPU score %lld differs from the model", dt, (long long)at);
             attn_model_pv(got_p, hp.v, hp.dtype, d, FA_MASK_NONE, NULL, want_o);
             at = first_bit_difference(got_o, want_o, attn_count_q(d));
             FA_EXPECT(t, at < 0, "%s: GPU PV %lld differs from the model", dt, (long long)at);
-            fa_download(got_s, s2, s_bytes);
-            fa_download(got_lse2, lse2, lse_bytes);
+            FA_EXPECT(t,
+                      fa_download(got_s, s2, s_bytes) == FA_OK &&
+                          fa_download(got_lse2, lse2, lse_bytes) == FA_OK,
+                      "%s: downloading the in-place softmax: %s", dt, fa_last_error());
             at = first_bit_difference(got_s, got_p, attn_count_s(d));
             FA_EXPECT(t, at < 0, "%s: in-place softmax element %lld differs", dt, (long long)at);
             at = first_bit_difference(got_lse2, got_lse, attn_count_rows(d));
@@ -1405,7 +1428,8 @@ static void test_unwritten_detected(fa_tests *t)
     if (status == FA_OK)
         status = fa_download(got, s, attn_count_s(d) * sizeof(float));
     if (FA_EXPECT(t, status == FA_OK, "%s", fa_last_error())) {
-        attn_scores_reference(hp.q, hp.k, FA_F32, d, 0, want, bound);
+        FA_EXPECT(t, attn_scores_reference(hp.q, hp.k, FA_F32, d, 0, want, bound) == FA_OK,
+                  "the scores reference: %s", fa_last_error());
         fa_check_report r;
         const bool covered = fa_check_covers(got, want, bound, attn_count_s(d), &r);
         FA_EXPECT(t, !covered && r.unwritten == d.nk,

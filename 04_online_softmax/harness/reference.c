@@ -163,20 +163,21 @@ fa_attn_method online_attn_method(int64_t chunk)
 
 /* ---- softmax rows -------------------------------------------------------------------------- */
 
-void online_ref_softmax_row(const float *x, int64_t n, int threads, int chunk, double *p,
-                            double *p_bound, double *lse, double *lse_bound)
+fa_status online_ref_softmax_row(const float *x, int64_t n, int threads, int chunk, double *p,
+                                 double *p_bound, double *lse, double *lse_bound)
 {
     int masks[ONLINE_MODEL_MAX_LEVELS];
     const fa_softmax_method geometry = {chunk, threads, online_merge_masks(threads, masks), masks};
-    fa_softmax_row_reference(x, n, NULL, &geometry, p, p_bound, lse, lse_bound);
+    return fa_softmax_row_reference(x, n, NULL, &geometry, p, p_bound, lse, lse_bound);
 }
 
-void online_ref_softmax_rows(const float *x, int64_t rows, int64_t n, double *p, double *p_bound,
-                             double *lse, double *lse_bound)
+fa_status online_ref_softmax_rows(const float *x, int64_t rows, int64_t n, double *p,
+                                  double *p_bound, double *lse, double *lse_bound)
 {
     const int threads = softmax_rows_online_threads(n);
     for (int64_t r = 0; r < rows; ++r)
-        online_ref_softmax_row(x + r * n, n, threads, SOFTMAX_ONLINE_CHUNK, p + r * n,
-                               p_bound + r * n, lse != NULL ? lse + r : NULL,
-                               lse_bound != NULL ? lse_bound + r : NULL);
+        FA_TRY(online_ref_softmax_row(x + r * n, n, threads, SOFTMAX_ONLINE_CHUNK, p + r * n,
+                                      p_bound + r * n, lse != NULL ? lse + r : NULL,
+                                      lse_bound != NULL ? lse_bound + r : NULL));
+    return FA_OK;
 }

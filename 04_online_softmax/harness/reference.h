@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "fa_attention_ref.h"
+#include "fa_status.h"
 #include "online.h"
 
 #ifdef __cplusplus
@@ -64,19 +65,20 @@ void online_ref_trace_row(const float *x, const float *v, int64_t n, int64_t chu
  *
  * Edges: a row with no finite entry gets p = 0, lse = -inf (bound 0); a row
  * holding NaN or +inf gets NaN everywhere (bound 0). @p lse and
- * @p lse_bound may be NULL.
+ * @p lse_bound may be NULL. Returns fa_softmax_row_reference()'s status.
  */
-void online_ref_softmax_row(const float *x, int64_t n, int threads, int chunk, double *p,
-                            double *p_bound, double *lse, double *lse_bound);
+FA_MUST_CHECK fa_status online_ref_softmax_row(const float *x, int64_t n, int threads, int chunk,
+                                               double *p, double *p_bound, double *lse,
+                                               double *lse_bound);
 
 /**
  * online_ref_softmax_row() for every row of x [rows][n], with the geometry of
  * softmax_rows_online (softmax_rows_online_threads(n) threads,
  * SOFTMAX_ONLINE_CHUNK entries per update). p, p_bound [rows][n]; lse,
- * lse_bound [rows] (may be NULL).
+ * lse_bound [rows] (may be NULL). Returns the first row's error, if any.
  */
-void online_ref_softmax_rows(const float *x, int64_t rows, int64_t n, double *p, double *p_bound,
-                             double *lse, double *lse_bound);
+FA_MUST_CHECK fa_status online_ref_softmax_rows(const float *x, int64_t rows, int64_t n, double *p,
+                                                double *p_bound, double *lse, double *lse_bound);
 
 /**
  * The double reference's view of an attention problem of host arrays

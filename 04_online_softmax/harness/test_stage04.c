@@ -218,7 +218,10 @@ static void test_fixtures_against_model(fa_tests *t)
         double ref_p[ONLINE_FIXTURE_MAX_ENTRIES], p_bound[ONLINE_FIXTURE_MAX_ENTRIES];
         double ref_lse, lse_bound;
         online_model_softmax_rows(fx->x, p, &lse, 1, fx->n);
-        online_ref_softmax_rows(fx->x, 1, fx->n, ref_p, p_bound, &ref_lse, &lse_bound);
+        FA_EXPECT(t,
+                  online_ref_softmax_rows(fx->x, 1, fx->n, ref_p, p_bound, &ref_lse, &lse_bound) ==
+                      FA_OK,
+                  "fixture '%s': the softmax reference: %s", fx->name, fa_last_error());
         FA_EXPECT(t, covered(fx->name, p, fx->p, fx->exact ? NULL : p_bound, fx->n, NULL),
                   "fixture '%s': model softmax", fx->name);
         FA_EXPECT(t, covered(fx->name, &lse, &fx->lse, &lse_bound, 1, NULL),
@@ -246,7 +249,8 @@ static void test_fixture_arithmetic(fa_tests *t)
         }
         traces_free(&tr);
         double p[ONLINE_FIXTURE_MAX_ENTRIES], bound[ONLINE_FIXTURE_MAX_ENTRIES], lse, lse_bound;
-        online_ref_softmax_rows(fx->x, 1, fx->n, p, bound, &lse, &lse_bound);
+        FA_EXPECT(t, online_ref_softmax_rows(fx->x, 1, fx->n, p, bound, &lse, &lse_bound) == FA_OK,
+                  "fixture '%s': the softmax reference: %s", fx->name, fa_last_error());
         bool ok = agree(fx->lse, lse);
         for (int64_t j = 0; j < fx->n; ++j)
             ok = ok && agree(fx->p[j], p[j]);
@@ -404,14 +408,27 @@ static void test_model_traces_within_bound(fa_tests *t)
     }
 }
 
-/** Softmax of rows of every pattern by the model, judged by the bound of its geometry. */
-static bool softmax_geometry_covered(const float *x, int64_t n, int threads, int chunk, float *p,
-                                     double *ref_p, double *p_bound, double *worst)
+/**
+ * Softmax of rows of every pattern by the model, judged by the bound of its
+ * geometry; false, with the reference's error recorded in @p t, when the
+ * reference fails.
+ */
+static bool softmax_geometry_covered(fa_tests *t, const float *x, int64_t n, int threads,
+                                     int chunk, float *p, double *ref_p, double *p_bound,
+                                     double *worst)
 {
     float lse;
     double ref_lse, lse_bound;
     online_model_softmax_row(x, n, threads, chunk, p, &lse);
-    online_ref_softmax_row(x, n, threads, chunk, ref_p, p_bound, &ref_lse, &lse_bound);
+    if (!FA_EXPECT(t,
+                   online_ref_softmax_row(x, n, threads, chunk, ref_p, p_bound, &ref_lse,
+                                          &lse_bound) == FA_OK,
+                   "softmax reference, n %lld, %d threads x %d: %s", (long long)n, threads, chunk,
+                   fa_last_error())) {
+        if (worst != NULL)
+            *worst = NAN;
+        return false;
+    }
     fa_check_report pr, lr;
     const bool p_ok = fa_check_covers(p, ref_p, p_bound, n, &pr);
     const bool lse_ok = fa_check_covers(&lse, &ref_lse, &lse_bound, 1, &lr);
@@ -435,8 +452,8 @@ static void test_model_softmax_within_bound(fa_tests *t)
         for (int64_t r = 0; r < rows; ++r) {
             double worst = 0.0;
             FA_EXPECT(t,
-                      softmax_geometry_covered(x + r * n, n, threads, SOFTMAX_ONLINE_CHUNK, p, ref,
-                                               bound, &worst),
+                      softmax_geometry_covered(t, x + r * n, n, threads, SOFTMAX_ONLINE_CHUNK, p,
+                                               ref, bound, &worst),
                       "softmax model, n %lld, %s row: not covered (worst err/bound %g)",
                       (long long)n, online_row_pattern_name((online_row_pattern)r), worst);
         }
@@ -595,8 +612,8 @@ static void test_geometry_invariance_softmax(fa_tests *t)
     for (int64_t r = 0; r < rows; ++r) {
         for (int g = 0; g < COUNT_OF(geometries); ++g)
             FA_EXPECT(t,
-                      softmax_geometry_covered(x + r * n, n, geometries[g][0], geometries[g][1],
-                                               p[g], ref, bound[g], NULL),
+                      softmax_geometry_covered(t, x + r * n, n, geometries[g][0],
+                                               geometries[g][1], p[g], ref, bound[g], NULL),
                       "%s row, %d threads x %d: not covered",
                       online_row_pattern_name((online_row_pattern)r), geometries[g][0],
                       geometries[g][1]);
@@ -763,7 +780,10 @@ static void test_merge_properties(fa_tests *t)
         fa_softmax_state_ref ref;
         for (int k = 0; k < 3; ++k) {
             segments_as_lanes(xr, vr, segment, ORDERS[k], lane_x, lane_v);
-            fa_softmax_state_reference(lane_x, lane_v, MERGE_LANES * segment, NULL, &tree, &ref);
+            FA_EXPECT(t,
+                      fa_softmax_state_reference(lane_x, lane_v, MERGE_LANES * segment, NULL,
+                                                 &tree, &ref) == FA_OK,
+                      "%s row, merge order %d: the state reference: %s", name, k, fa_last_error());
             FA_EXPECT(t, orders[k].state.max == ref.max,
                       "%s row: merge order %d gives max %.9g, want %.9g", name, k,
                       (double)orders[k].state.max, ref.max);
@@ -828,8 +848,10 @@ static void test_shift_invariance(fa_tests *t)
               (long long)fa_first_difference(p, p_shifted, n));
     double *rp = fa_new_doubles(n), *bp = fa_new_doubles(n);
     double ref_lse, lse_bound, ref_lse_s, lse_bound_s;
-    online_ref_softmax_rows(x, 1, n, rp, bp, &ref_lse, &lse_bound);
-    online_ref_softmax_rows(shifted, 1, n, rp, bp, &ref_lse_s, &lse_bound_s);
+    FA_EXPECT(t, online_ref_softmax_rows(x, 1, n, rp, bp, &ref_lse, &lse_bound) == FA_OK,
+              "shifted row: the softmax reference of the row: %s", fa_last_error());
+    FA_EXPECT(t, online_ref_softmax_rows(shifted, 1, n, rp, bp, &ref_lse_s, &lse_bound_s) == FA_OK,
+              "shifted row: the softmax reference of the shifted row: %s", fa_last_error());
     FA_EXPECT(t,
               fabs(((double)lse_shifted - ONLINE_EXACT_SHIFT) - (double)lse) <=
                   lse_bound + lse_bound_s,
@@ -1772,8 +1794,14 @@ static void test_gpu_merge_trees(fa_tests *t, fa_rng *rng)
              online_run_softmax(FA_IMPL_REFERENCE, x, 1, padded, p_long, &lse_long, &overwritten),
              overwritten))
         return;
-    online_ref_softmax_rows(x, 1, n, ref_short, bound_short, &ref_lse[0], &lse_bound[0]);
-    online_ref_softmax_rows(x, 1, padded, ref_long, bound_long, &ref_lse[1], &lse_bound[1]);
+    FA_EXPECT(t,
+              online_ref_softmax_rows(x, 1, n, ref_short, bound_short, &ref_lse[0],
+                                      &lse_bound[0]) == FA_OK,
+              "the softmax reference of %lld entries: %s", (long long)n, fa_last_error());
+    FA_EXPECT(t,
+              online_ref_softmax_rows(x, 1, padded, ref_long, bound_long, &ref_lse[1],
+                                      &lse_bound[1]) == FA_OK,
+              "the softmax reference of %lld entries: %s", (long long)padded, fa_last_error());
     int64_t where = -1;
     bool tail_zero = true;
     for (int64_t j = n; j < padded; ++j)
@@ -1846,7 +1874,8 @@ static void test_gpu_properties(fa_tests *t)
     double *ref = fa_new_doubles(2 * n), *bound = fa_new_doubles(2 * n), ref_lse[2], lse_bound[2];
     if (ran(t, "softmax", online_run_softmax(FA_IMPL_REFERENCE, x, 2, n, p, lse, &overwritten),
             overwritten)) {
-        online_ref_softmax_rows(x, 2, n, ref, bound, ref_lse, lse_bound);
+        FA_EXPECT(t, online_ref_softmax_rows(x, 2, n, ref, bound, ref_lse, lse_bound) == FA_OK,
+                  "the softmax reference of the row and its reverse: %s", fa_last_error());
         int64_t bad = -1;
         for (int64_t j = 0; j < n && bad < 0; ++j)
             if (!(fabs((double)p[j] - p[2 * n - 1 - j]) <= bound[j] + bound[2 * n - 1 - j]))
@@ -1874,7 +1903,8 @@ static void test_checker_catches_errors(fa_tests *t)
     int64_t overwritten = 0;
     if (ran(t, "softmax", online_run_softmax(FA_IMPL_REFERENCE, x, 1, n, p, &lse, &overwritten),
             overwritten)) {
-        online_ref_softmax_rows(x, 1, n, ref, bound, &ref_lse, &lse_bound);
+        FA_EXPECT(t, online_ref_softmax_rows(x, 1, n, ref, bound, &ref_lse, &lse_bound) == FA_OK,
+                  "the softmax reference: %s", fa_last_error());
         fa_check_report report;
         FA_EXPECT(t, fa_check_covers(p, ref, bound, n, &report), "GPU softmax not covered");
         p[123] = (float)(ref[123] + 10.0 * bound[123] + 1e-30);

@@ -185,14 +185,11 @@ static fa_status bench_blocks(const fa_run_options *options)
 
 fa_status stage05_bench(const fa_run_options *options)
 {
-    FA_TRY(fa_print_configuration(stdout));
     double copy_gb_per_s = 0.0;
-    FA_TRY(fa_measure_copy_bandwidth(COPY_BYTES, &copy_gb_per_s));
+    FA_TRY(fa_bench_begin(COPY_BYTES, &copy_gb_per_s));
     const fa_timing_options timing = fa_timing_defaults();
-    printf("\nCeiling: device-to-device cudaMemcpyAsync of %zu MiB: %.0f GB/s (bytes read + "
-           "written). Times: %d warm-up, %d timed runs, median, L2 flushed%s.\n",
-           COPY_BYTES / MIB, copy_gb_per_s, timing.warmup, timing.repeats,
-           timing.flush_l2 ? "" : " not");
+    printf("Times: %d warm-up, %d timed runs, median, L2 flushed%s.\n", timing.warmup,
+           timing.repeats, timing.flush_l2 ? "" : " not");
     FA_TRY(bench_io(options));
     FA_TRY(bench_streaming(options, copy_gb_per_s));
     return bench_blocks(options);

@@ -643,9 +643,9 @@ MILESTONE_ENTRIES(22)
 #undef MILESTONE_ENTRIES
 
 static const fa_milestone_check checks[] = {
-    {17, probe_17, check_17, time_17}, {18, probe_18, check_18, time_18},
-    {19, probe_19, check_19, time_19}, {20, probe_20, check_20, time_20},
-    {21, probe_21, check_21, time_21}, {22, probe_22, check_22, time_22},
+    {17, probe_17, check_17, time_17, false}, {18, probe_18, check_18, time_18, false},
+    {19, probe_19, check_19, time_19, false}, {20, probe_20, check_20, time_20, false},
+    {21, probe_21, check_21, time_21, false}, {22, probe_22, check_22, time_22, false},
 };
 
 const fa_stage_desc stage05 = {5, checks, COUNT_OF(checks), stage05_bench};

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 
 #include "fa_device.h"
-#include "fa_rng.h"
 
 void tile_outputs_free(tile_outputs *out)
 {
@@ -151,29 +150,6 @@ fa_status tile_run_on_host(fa_impl impl, int milestone, int version, const tile_
 
 /* ---- timing ----------------------------------------------------------------------------------- */
 
-/** Elements of the random chunk that fills large device inputs (uploaded again and again). */
-enum { FILL_CHUNK = 1 << 20 };
-
-/** Fills @p count device elements of @p dtype with normal(0, 1) values from @p seed. */
-static fa_status fill_device_normal(void *device, fa_dtype dtype, int64_t count, uint64_t seed)
-{
-    const int64_t element = fa_dtype_size(dtype);
-    void *chunk = malloc((size_t)(FILL_CHUNK * element));
-    if (chunk == NULL)
-        return fa_fail(FA_ERR_OUT_OF_MEMORY, "stage05: no host memory for a fill chunk");
-    fa_rng rng;
-    fa_rng_seed(&rng, seed, 0);
-    for (int64_t i = 0; i < FILL_CHUNK; ++i)
-        fa_store(chunk, dtype, i, (float)fa_rng_normal(&rng));
-    fa_status status = FA_OK;
-    for (int64_t done = 0; done < count && status == FA_OK; done += FILL_CHUNK) {
-        const int64_t part = count - done < FILL_CHUNK ? count - done : FILL_CHUNK;
-        status = fa_upload((char *)device + done * element, chunk, (size_t)(part * element));
-    }
-    free(chunk);
-    return status;
-}
-
 void tile_timing_free(tile_timing *t)
 {
     fa_device_free((void *)t->problem.q);
@@ -198,7 +174,7 @@ static fa_status random_input(const void **device, fa_dtype dtype, int64_t count
     void *buffer = NULL;
     FA_TRY(fa_device_alloc(&buffer, (size_t)(count * fa_dtype_size(dtype))));
     *device = buffer;
-    return fill_device_normal(buffer, dtype, count, seed);
+    return fa_device_fill_normal(buffer, dtype, count, seed);
 }
 
 fa_status tile_timing_alloc(tile_timing *t, fa_impl impl, int milestone, int version,

@@ -43,21 +43,6 @@
 
 static const uint64_t SEED = 20240605;
 
-/** Equal bit for bit, or both NaN (NaN payloads differ between CPU and GPU arithmetic). */
-static bool same_float(float a, float b)
-{
-    return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
-}
-
-/** Index of the first element where @p a and @p b differ (same_float), or -1. */
-static int64_t first_difference(const float *a, const float *b, int64_t n)
-{
-    for (int64_t i = 0; i < n; ++i)
-        if (!same_float(a[i], b[i]))
-            return i;
-    return -1;
-}
-
 /** Index of the first element where @p got != (double)@p want by value (NaN equals NaN), or -1. */
 static int64_t first_value_difference(const double *got, const float *want, int64_t n)
 {
@@ -65,16 +50,6 @@ static int64_t first_value_difference(const double *got, const float *want, int6
         if (!(got[i] == (double)want[i] || (isnan(got[i]) && isnan(want[i]))))
             return i;
     return -1;
-}
-
-static void *checked_malloc(size_t bytes)
-{
-    void *p = malloc(bytes > 0 ? bytes : 1);
-    if (p == NULL) {
-        fprintf(stderr, "test_stage05: out of host memory (%zu bytes)\n", bytes);
-        exit(1);
-    }
-    return p;
 }
 
 /** Element counts of one problem's arrays in version @p version. */
@@ -100,16 +75,16 @@ typedef struct judged {
 static judged judged_alloc(const counts *n)
 {
     judged j;
-    j.scores = checked_malloc((size_t)n->keys * sizeof(double));
-    j.scores_bound = checked_malloc((size_t)n->keys * sizeof(double));
-    j.max = checked_malloc((size_t)n->tiles * sizeof(double));
-    j.max_bound = checked_malloc((size_t)n->tiles * sizeof(double));
-    j.weights = checked_malloc((size_t)n->keys * sizeof(double));
-    j.weights_bound = checked_malloc((size_t)n->keys * sizeof(double));
-    j.alpha = checked_malloc((size_t)n->tiles * sizeof(double));
-    j.alpha_bound = checked_malloc((size_t)n->tiles * sizeof(double));
-    j.sum = checked_malloc((size_t)n->tiles * sizeof(double));
-    j.sum_bound = checked_malloc((size_t)n->tiles * sizeof(double));
+    j.scores = fa_new_doubles(n->keys);
+    j.scores_bound = fa_new_doubles(n->keys);
+    j.max = fa_new_doubles(n->tiles);
+    j.max_bound = fa_new_doubles(n->tiles);
+    j.weights = fa_new_doubles(n->keys);
+    j.weights_bound = fa_new_doubles(n->keys);
+    j.alpha = fa_new_doubles(n->tiles);
+    j.alpha_bound = fa_new_doubles(n->tiles);
+    j.sum = fa_new_doubles(n->tiles);
+    j.sum_bound = fa_new_doubles(n->tiles);
     return j;
 }
 
@@ -188,19 +163,19 @@ static void test_fixtures(fa_tests *t)
             }
 
             const int64_t most = n.keys > n.tiles ? n.keys : n.tiles;
-            float *model = checked_malloc((size_t)most * sizeof(float));
+            float *model = fa_new_floats(most);
             if (version == 1) {
                 model1_scores(p, model);
-                const int64_t at = first_difference(model, x.scores, n.keys);
+                const int64_t at = fa_first_difference(model, x.scores, n.keys);
                 FA_EXPECT(t, at < 0, "fixture '%s': model1_scores differs at %lld", name,
                           (long long)at);
                 model1_sums(p, x.weights, x.alpha, model);
-                const int64_t sum_at = first_difference(model, x.sum, n.tiles);
+                const int64_t sum_at = fa_first_difference(model, x.sum, n.tiles);
                 FA_EXPECT(t, sum_at < 0, "fixture '%s': model1_sums differs at %lld", name,
                           (long long)sum_at);
             }
             model_running_max(version, p, x.scores, model);
-            const int64_t max_at = first_difference(model, x.max, n.tiles);
+            const int64_t max_at = fa_first_difference(model, x.max, n.tiles);
             FA_EXPECT(t, max_at < 0, "v%d fixture '%s': model_running_max differs at %lld", version,
                       name, (long long)max_at);
             free(model);
@@ -276,13 +251,13 @@ static void test_model_vs_reference(fa_tests *t)
         const tile_problem *p = &c.problem;
         const counts n = counts_of(1, p);
         judged j = judged_alloc(&n);
-        float *scores = checked_malloc((size_t)n.keys * sizeof(float));
-        float *weights = checked_malloc((size_t)n.keys * sizeof(float));
-        float *max = checked_malloc((size_t)n.tiles * sizeof(float));
-        float *alpha = checked_malloc((size_t)n.tiles * sizeof(float));
-        float *sum = checked_malloc((size_t)n.tiles * sizeof(float));
-        float *o = checked_malloc((size_t)(n.rows * p->d) * sizeof(float));
-        float *lse = checked_malloc((size_t)n.rows * sizeof(float));
+        float *scores = fa_new_floats(n.keys);
+        float *weights = fa_new_floats(n.keys);
+        float *max = fa_new_floats(n.tiles);
+        float *alpha = fa_new_floats(n.tiles);
+        float *sum = fa_new_floats(n.tiles);
+        float *o = fa_new_floats(n.rows * p->d);
+        float *lse = fa_new_floats(n.rows);
         char label[96];
 
         model1_scores(p, scores);
@@ -384,11 +359,11 @@ static void test_judges_reject_mistakes(fa_tests *t)
         const tile_problem *p = &c.problem;
         const counts n = counts_of(version, p);
         judged j = judged_alloc(&n);
-        float *scores = checked_malloc((size_t)n.keys * sizeof(float));
-        float *max = checked_malloc((size_t)n.tiles * sizeof(float));
-        float *weights = checked_malloc((size_t)n.keys * sizeof(float));
-        float *alpha = checked_malloc((size_t)n.tiles * sizeof(float));
-        float *sum = checked_malloc((size_t)n.tiles * sizeof(float));
+        float *scores = fa_new_floats(n.keys);
+        float *max = fa_new_floats(n.tiles);
+        float *weights = fa_new_floats(n.keys);
+        float *alpha = fa_new_floats(n.tiles);
+        float *sum = fa_new_floats(n.tiles);
         judge_scores(version, p, j.scores, j.scores_bound);
         for (int64_t i = 0; i < n.keys; ++i)
             scores[i] = (float)j.scores[i];
@@ -448,17 +423,6 @@ static void *arena_at(size_t bytes)
     return arena + bytes;
 }
 
-/** Checks a status and that the recorded message names @p needle. */
-static void expect_status(fa_tests *t, const char *call, const char *what, fa_status got,
-                          fa_status expected, const char *needle)
-{
-    FA_EXPECT(t, got == expected, "%s, %s: got %s, expected %s (\"%s\")", call, what,
-              fa_status_name(got), fa_status_name(expected), fa_last_error());
-    if (expected != FA_OK && got == expected)
-        FA_EXPECT(t, strstr(fa_last_error(), needle) != NULL, "%s, %s: message \"%s\" lacks \"%s\"",
-                  call, what, fa_last_error(), needle);
-}
-
 /** Addresses for arrays of terabytes (never dereferenced): 4 KiB, 1 MiB, 2^50 and 2^62. */
 static const uintptr_t LOW = (uintptr_t)1 << 12, MIDDLE = (uintptr_t)1 << 20,
                        HIGH = (uintptr_t)1 << 50, HIGHEST = (uintptr_t)1 << 62;
@@ -505,25 +469,20 @@ typedef struct bad_case {
 static void expect_validate(fa_tests *t, const bad_case *b)
 {
     fa_clear_error();
-    expect_status(t, "tile_trace_validate", b->what,
-                  tile_trace_validate(b->milestone, b->version, &b->problem, &b->trace), b->expected,
-                  b->needle);
+    FA_EXPECT_STATUS(t, tile_trace_validate(b->milestone, b->version, &b->problem, &b->trace),
+                     b->expected, b->needle, "tile_trace_validate, %s", b->what);
 #if FA_HAVE_CUDA
     /* The launchers validate before any CUDA call, so bad input fails without a GPU; a valid
      * problem would launch on these fake addresses unless it is empty. */
     if (b->expected == FA_OK && b->problem.heads * b->problem.nq != 0)
         return;
     fa_clear_error();
-    expect_status(t, "ref_tile_trace", b->what,
-                  ref_tile_trace(b->milestone, b->version, &b->problem, &b->trace, 0), b->expected,
-                  b->needle);
+    FA_EXPECT_STATUS(t, ref_tile_trace(b->milestone, b->version, &b->problem, &b->trace, 0),
+                     b->expected, b->needle, "ref_tile_trace, %s", b->what);
     fa_clear_error();
-    const fa_status learner = learner_tile_trace(b->milestone, b->version, &b->problem, &b->trace, 0);
-    if (learner == FA_ERR_NOT_IMPLEMENTED)
-        FA_EXPECT(t, strstr(fa_last_error(), "not implemented") != NULL,
-                  "learner_tile_trace, %s: not-implemented message \"%s\"", b->what, fa_last_error());
-    else
-        expect_status(t, "learner_tile_trace", b->what, learner, b->expected, b->needle);
+    FA_EXPECT_LEARNER_STATUS(t,
+                             learner_tile_trace(b->milestone, b->version, &b->problem, &b->trace, 0),
+                             b->expected, b->needle, "learner_tile_trace, %s", b->what);
 #endif
 }
 
@@ -532,15 +491,15 @@ static void test_bad_input(fa_tests *t)
     const tile_problem ok = arena_problem();
     const tile_trace all = arena_trace();
     fa_clear_error();
-    expect_status(t, "tile_trace_validate", "NULL problem", tile_trace_validate(18, 1, NULL, &all),
-                  FA_ERR_NULL_POINTER, "problem = ");
+    FA_EXPECT_STATUS(t, tile_trace_validate(18, 1, NULL, &all), FA_ERR_NULL_POINTER, "problem = ",
+                     "tile_trace_validate, NULL problem");
     fa_clear_error();
-    expect_status(t, "tile_trace_validate", "NULL trace", tile_trace_validate(18, 1, &ok, NULL),
-                  FA_ERR_NULL_POINTER, "trace = ");
+    FA_EXPECT_STATUS(t, tile_trace_validate(18, 1, &ok, NULL), FA_ERR_NULL_POINTER, "trace = ",
+                     "tile_trace_validate, NULL trace");
 #if FA_HAVE_CUDA
     fa_clear_error();
-    expect_status(t, "ref_tile_trace", "NULL problem", ref_tile_trace(18, 1, NULL, &all, 0),
-                  FA_ERR_NULL_POINTER, "problem = ");
+    FA_EXPECT_STATUS(t, ref_tile_trace(18, 1, NULL, &all, 0), FA_ERR_NULL_POINTER, "problem = ",
+                     "ref_tile_trace, NULL problem");
 #endif
 
     tile_problem p;
@@ -642,49 +601,38 @@ static void test_bad_input(fa_tests *t)
 static void test_driver_flags(fa_tests *t)
 {
     static const char *const bad[][6] = {
-        {"stage05", "--milestone", "17", "--version", "3", NULL}, /* M17 has versions 1 and 2 */
-        {"stage05", "--version", "1", NULL, NULL, NULL},          /* --version needs --milestone */
-        {"stage05", "--mask", "causal", NULL, NULL, NULL},        /* no stage-05 milestone reads it */
-        {"stage05", "--milestone", "16", NULL, NULL, NULL},       /* a milestone of stage 04 */
-        {"stage05", "--milestone", "23", NULL, NULL, NULL},       /* a milestone of stage 06 */
-        {"stage05", "--nq", "-1", NULL, NULL, NULL},              /* sizes are >= 0 */
-        {"stage05", "--d", "0", NULL, NULL, NULL},                /* d >= 1 */
-        {"stage05", "--dtype", "fp64", NULL, NULL, NULL},
-        {"stage05", "--batch", "2", NULL, NULL, NULL},            /* heads flatten the batch here */
-        {"stage05", "--nq", "5", "--case", "v1 fixture 'ragged'", NULL}, /* a case or a problem */
-        {"stage05", "--bench", "--nq", "64", NULL, NULL},
+        {"stage05", "--milestone", "17", "--version", "3"}, /* M17 has versions 1 and 2 */
+        {"stage05", "--version", "1"},                      /* --version needs --milestone */
+        {"stage05", "--mask", "causal"},                    /* no stage-05 milestone reads it */
+        {"stage05", "--milestone", "16"},                   /* a milestone of stage 04 */
+        {"stage05", "--milestone", "23"},                   /* a milestone of stage 06 */
+        {"stage05", "--nq", "-1"},                          /* sizes are >= 0 */
+        {"stage05", "--d", "0"},                            /* d >= 1 */
+        {"stage05", "--dtype", "fp64"},
+        {"stage05", "--batch", "2"},                        /* heads flatten the batch here */
+        {"stage05", "--nq", "5", "--case", "v1 fixture 'ragged'"}, /* a case or a problem */
+        {"stage05", "--bench", "--nq", "64"},
     };
-    for (int c = 0; c < COUNT_OF(bad); ++c) {
-        char *argv[7] = {NULL};
-        int argc = 0;
-        while (argc < 6 && bad[c][argc] != NULL) {
-            argv[argc] = (char *)bad[c][argc];
-            argc++;
-        }
-        fa_stage_request request;
-        const int code = fa_stage_parse(argc, argv, 5, &request) == FA_CLI_ERROR ? FA_EXIT_USAGE : 0;
-        FA_EXPECT(t, code == FA_EXIT_USAGE, "stage05 %s %s %s %s: exit %d, expected %d", bad[c][1],
-                  bad[c][2] ? bad[c][2] : "", bad[c][3] ? bad[c][3] : "",
-                  bad[c][4] ? bad[c][4] : "", code, FA_EXIT_USAGE);
-    }
+    for (int c = 0; c < COUNT_OF(bad); ++c)
+        FA_EXPECT_USAGE_ERROR(t, 5, bad[c]);
     fa_stage_request request;
-    char *help[] = {"stage05", "--help", NULL};
-    FA_EXPECT(t, fa_stage_parse(2, help, 5, &request) == FA_CLI_HELP,
+    static const char *const help[] = {"stage05", "--help", NULL};
+    FA_EXPECT(t, fa_stage_parse_words(help, 5, &request) == FA_CLI_HELP,
               "stage05 --help must print the usage and exit 0");
-    char *problem[] = {"stage05", "--heads", "2", "--nq", "100", NULL};
-    FA_EXPECT(t, fa_stage_parse(5, problem, 5, &request) == FA_CLI_OK &&
+    static const char *const problem[] = {"stage05", "--heads", "2", "--nq", "100", NULL};
+    FA_EXPECT(t, fa_stage_parse_words(problem, 5, &request) == FA_CLI_OK &&
                      request.run.problem.given == (FA_PROBLEM_HEADS | FA_PROBLEM_NQ) &&
                      request.run.problem.heads == 2 && request.run.problem.nq == 100,
               "--heads 2 --nq 100 must describe a problem of 2 heads and 100 query rows");
-    char *every[] = {"stage05", "--milestone", "20", "--version", "2", "--nk", "77",
-                     "--d", "40", "--dtype", "fp16", NULL};
-    FA_EXPECT(t, fa_stage_parse(11, every, 5, &request) == FA_CLI_OK && request.milestone == 20 &&
+    static const char *const every[] = {"stage05", "--milestone", "20", "--version", "2", "--nk",
+                                        "77", "--d", "40", "--dtype", "fp16", NULL};
+    FA_EXPECT(t, fa_stage_parse_words(every, 5, &request) == FA_CLI_OK && request.milestone == 20 &&
                      request.run.version == 2 && request.run.problem.nk == 77 &&
                      request.run.problem.d == 40 && request.run.problem.dtype == FA_F16,
               "--milestone 20 --version 2 --nk 77 --d 40 --dtype fp16 must parse");
-    char *rerun[] = {"stage05", "--milestone", "19", "--case", "v2 random 4 nq=113 nk=203 d=64 bf16",
-                     "--seed", "7", NULL};
-    FA_EXPECT(t, fa_stage_parse(7, rerun, 5, &request) == FA_CLI_OK &&
+    static const char *const rerun[] = {"stage05", "--milestone", "19", "--case",
+                                        "v2 random 4 nq=113 nk=203 d=64 bf16", "--seed", "7", NULL};
+    FA_EXPECT(t, fa_stage_parse_words(rerun, 5, &request) == FA_CLI_OK &&
                      strcmp(request.run.case_name, "v2 random 4 nq=113 nk=203 d=64 bf16") == 0 &&
                      request.run.seed == 7,
               "a rerun line must parse");
@@ -736,26 +684,26 @@ static void test_reference_matches_model(fa_tests *t)
             continue;
         const tile_problem *p = &c.problem;
         const counts n = counts_of(1, p);
-        float *model = checked_malloc((size_t)n.keys * sizeof(float));
-        float *model_max = checked_malloc((size_t)n.tiles * sizeof(float));
+        float *model = fa_new_floats(n.keys);
+        float *model_max = fa_new_floats(n.tiles);
         tile_outputs scores = {0}, max = {0}, weights = {0}, sum = {0};
         if (reference_trace(t, 18, 1, p, &scores)) {
             model1_scores(p, model);
-            const int64_t at = first_difference(scores.scores, model, n.keys);
+            const int64_t at = fa_first_difference(scores.scores, model, n.keys);
             FA_EXPECT(t, at < 0, "shape %d scores: GPU %a != model %a at %lld", s,
                       at < 0 ? 0.0 : (double)scores.scores[at], at < 0 ? 0.0 : (double)model[at],
                       (long long)at);
             model_running_max(1, p, model, model_max);
         }
         if (reference_trace(t, 19, 1, p, &max)) {
-            const int64_t at = first_difference(max.max, model_max, n.tiles);
+            const int64_t at = fa_first_difference(max.max, model_max, n.tiles);
             FA_EXPECT(t, at < 0, "shape %d max: GPU %a != model %a at %lld", s,
                       at < 0 ? 0.0 : (double)max.max[at], at < 0 ? 0.0 : (double)model_max[at],
                       (long long)at);
         }
         if (reference_trace(t, 20, 1, p, &weights) && reference_trace(t, 21, 1, p, &sum)) {
             model1_sums(p, weights.weights, weights.correction, model);
-            const int64_t at = first_difference(sum.sum, model, n.tiles);
+            const int64_t at = fa_first_difference(sum.sum, model, n.tiles);
             FA_EXPECT(t, at < 0, "shape %d sums: GPU %a != model %a at %lld", s,
                       at < 0 ? 0.0 : (double)sum.sum[at], at < 0 ? 0.0 : (double)model[at],
                       (long long)at);
