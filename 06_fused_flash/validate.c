@@ -58,7 +58,7 @@ static fa_status check_tensor(tensor *t, int64_t batch, int64_t d, bool output)
         if (reach < 0 || last > most - reach)
             return fa_fail(FA_ERR_OVERFLOW,
                            "%s: %s spans more than %lld elements (64-bit byte offsets): "
-                           "%s_strides.%s = %lld with %lld %ss",
+                           "%s_strides.%s = %lld over %lld %s positions",
                            API, t->name, (long long)most, t->name, names[i],
                            (long long)strides[i], (long long)extents[i], names[i]);
         last += reach;
@@ -212,6 +212,11 @@ fa_status FA_LAUNCHER(attention_validate)(const fa_attention_params *p, fa_varia
         return fa_fail(FA_ERR_OVERFLOW, "%s: batch = %lld, heads_q = %lld, expected at most %lld "
                                         "each (grid z and y)",
                        API, (long long)p->batch, (long long)p->heads_q, (long long)MAX_GRID_YZ);
+    /* The grid's x counts query tiles; the smallest tile (v2 at head dims above 128) is 64 rows. */
+    if (fa_ceil_div(p->nq, flash2_br(FLASH2_MAX_D)) > FA_MAX_GRID_X)
+        return fa_fail(FA_ERR_OVERFLOW, "%s: nq = %lld, expected at most %lld (grid x of tiles of %d rows)",
+                       API, (long long)p->nq, (long long)(FA_MAX_GRID_X * flash2_br(FLASH2_MAX_D)),
+                       flash2_br(FLASH2_MAX_D));
     if (p->batch == 0 || p->heads_q == 0 || p->nq == 0) {
         if (chosen != NULL)
             *chosen = p->variant == FA_VARIANT_AUTO ? FA_VARIANT_CUDA_CORES : p->variant;
