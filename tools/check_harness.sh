@@ -125,7 +125,11 @@ mutants=$(printf '%s\t%s\t%s\t%s\n' \
   19 05_tiled_blocks/learner/tiles_1_cuda_cores.cuh \
      'm_new[r] = online_running_max(m_old[r], fa_lanes_max<TILE1_THREAD_COLS>(tile_max));' \
      'm_new[r] = fa_lanes_max<TILE1_THREAD_COLS>(tile_max);' \
-  22 05_tiled_blocks/learner/tiles_2_tensor_cores.cuh '*= alpha[' '*= 1.0f + 0.0f * alpha[')
+  22 05_tiled_blocks/learner/tiles_2_tensor_cores.cuh '*= alpha[' '*= 1.0f + 0.0f * alpha[' \
+  23 06_fused_flash/learner/flash_1_cuda_cores.cuh 'm[r] = m_new[r];' '(void)m_new[r];' \
+  23 06_fused_flash/learner/flash_2_tensor_cores.cuh \
+     'tile2_load_async<D_PAD, FLASH2_THREADS>(k_tile, k + next * p.k_strides.row,' \
+     'tile2_load_async<D_PAD, FLASH2_THREADS>(k_tile, k + key0 * p.k_strides.row,')
 
 # plant FILE TEXT REPLACEMENT
 plant() {
