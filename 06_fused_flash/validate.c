@@ -55,7 +55,8 @@ static fa_status check_tensor(tensor *t, int64_t batch, int64_t d, bool output)
             return fa_fail(FA_ERR_BAD_STRIDE, "%s: %s_strides.%s = %lld, expected >= 0", API,
                            t->name, names[i], (long long)strides[i]);
         const int64_t reach = fa_mul_within(strides[i], extents[i] - 1, most);
-        if (reach < 0 || last > most - reach)
+        /* The end of the tensor, one past its last element, must be a byte offset too. */
+        if (reach < 0 || last >= most - reach)
             return fa_fail(FA_ERR_OVERFLOW,
                            "%s: %s spans more than %lld elements (64-bit byte offsets): "
                            "%s_strides.%s = %lld over %lld %s positions",
@@ -124,6 +125,12 @@ static fa_status check_values(const fa_attention_params *p)
                        "%s: scale = %g, expected 0 (1 / sqrt(head_dim)) or a finite scale > 0 "
                        "(the kernels take the max of the raw scores and fold the scale into exp2)",
                        API, (double)p->scale);
+    if (p->mask != FA_MASK_NONE && p->mask != FA_MASK_CAUSAL_TOP_LEFT &&
+        p->mask != FA_MASK_CAUSAL_BOTTOM_RIGHT)
+        return fa_fail(FA_ERR_INVALID_ARGUMENT,
+                       "%s: mask = %d, expected FA_MASK_NONE, FA_MASK_CAUSAL_TOP_LEFT or "
+                       "FA_MASK_CAUSAL_BOTTOM_RIGHT",
+                       API, (int)p->mask);
     if (p->mask != FA_MASK_NONE)
         return fa_fail(FA_ERR_UNSUPPORTED,
                        "%s: mask = %d: this build runs FA_MASK_NONE only (the causal masks are "

@@ -214,7 +214,7 @@ int flash_battery(flash_battery_case *cases)
     REFUSE("mask causal top-left", p.mask = FA_MASK_CAUSAL_TOP_LEFT, FA_ERR_UNSUPPORTED, "mask = 1");
     REFUSE("mask causal bottom-right", p.mask = FA_MASK_CAUSAL_BOTTOM_RIGHT, FA_ERR_UNSUPPORTED,
            "mask = 2");
-    REFUSE("mask 7", p.mask = (fa_mask)7, FA_ERR_UNSUPPORTED, "mask = 7");
+    REFUSE("mask 7", p.mask = (fa_mask)7, FA_ERR_INVALID_ARGUMENT, "mask = 7");
     REFUSE("variant 3", p.variant = (fa_variant)3, FA_ERR_INVALID_ARGUMENT, "variant = 3");
     REFUSE("variant -1", p.variant = (fa_variant)-1, FA_ERR_INVALID_ARGUMENT, "variant = -1");
 
@@ -283,18 +283,19 @@ int flash_battery(flash_battery_case *cases)
     REFUSE("lse overlapping v", p.lse = offset(p.v, 256), FA_ERR_INVALID_ARGUMENT, "lse = ");
     REFUSE("lse overlapping o", p.lse = offset(p.o, 16), FA_ERR_INVALID_ARGUMENT, "lse = ");
 
-    /* 64-bit offsets at the boundary. q bf16 with 2 rows of 8: the last element at offset
-     * 7 + row stride, at most INT64_MAX / 2 (its last byte at INT64_MAX). k fp32 with 2 rows
-     * of 4: 3 + row stride, at most INT64_MAX / 4. lse: batch x heads_q x nq floats, at most
+    /* 64-bit offsets at the boundary: a tensor's end, one past its last element, must be a
+     * byte offset. q bf16 with 2 rows of 8: the last element at offset 7 + row stride, at most
+     * INT64_MAX / 2 - 1 (so its end, 2 (INT64_MAX / 2) bytes, fits). k fp32 with 2 rows of 4:
+     * 3 + row stride, at most INT64_MAX / 4 - 1. lse: batch x heads_q x nq floats, at most
      * INT64_MAX / 4 = 2^61 - 1, so with batch = heads_q = 2^15, nq at most 2^31 - 1. */
-    ACCEPT("q's last element at offset INT64_MAX / 2 (the largest)",
-           p = stride_boundary(false, most2 - 7), V2);
-    REFUSE("q's last element one past INT64_MAX / 2", p = stride_boundary(false, most2 - 6),
-           FA_ERR_OVERFLOW, "q_strides.row");
-    ACCEPT("fp32 k's last element at offset INT64_MAX / 4 (the largest)",
-           p = stride_boundary(true, most4 - 3), V1);
-    REFUSE("fp32 k's last element one past INT64_MAX / 4", p = stride_boundary(true, most4 - 2),
-           FA_ERR_OVERFLOW, "k_strides.row");
+    ACCEPT("q's last element at offset INT64_MAX / 2 - 1 (the largest; an odd stride: v1)",
+           p = stride_boundary(false, most2 - 8), V1);
+    REFUSE("q's last element at INT64_MAX / 2: its end is past 64 bits",
+           p = stride_boundary(false, most2 - 7), FA_ERR_OVERFLOW, "q_strides.row");
+    ACCEPT("fp32 k's last element at offset INT64_MAX / 4 - 1 (the largest)",
+           p = stride_boundary(true, most4 - 4), V1);
+    REFUSE("fp32 k's last element at INT64_MAX / 4: its end is past 64 bits",
+           p = stride_boundary(true, most4 - 3), FA_ERR_OVERFLOW, "k_strides.row");
     ACCEPT("lse of 2^15 x 2^15 x (2^31 - 1) floats (the largest nq)",
            p = lse_boundary(((int64_t)1 << 31) - 1), V1);
     REFUSE("lse of 2^15 x 2^15 x 2^31 floats", p = lse_boundary((int64_t)1 << 31), FA_ERR_OVERFLOW,

@@ -121,7 +121,8 @@ static const flash_battery_case *battery_case(const flash_battery_case *cases, i
  * The 64-bit boundaries of the battery are boundaries: each refused call is
  * its accepted neighbour with one element more (a row stride one larger, or
  * one query row more), and the accepted one's last element sits exactly at
- * the largest offset whose bytes fit a signed 64-bit integer.
+ * the largest offset whose end (one past it, in bytes) fits a signed 64-bit
+ * integer.
  */
 static void test_overflow_boundaries(fa_tests *t)
 {
@@ -131,10 +132,10 @@ static void test_overflow_boundaries(fa_tests *t)
         const char *accepted, *refused;
         int which; /* 0: q's row stride, 1: k's row stride, 2: nq */
     } pairs[] = {
-        {"q's last element at offset INT64_MAX / 2 (the largest)",
-         "q's last element one past INT64_MAX / 2", 0},
-        {"fp32 k's last element at offset INT64_MAX / 4 (the largest)",
-         "fp32 k's last element one past INT64_MAX / 4", 1},
+        {"q's last element at offset INT64_MAX / 2 - 1 (the largest; an odd stride: v1)",
+         "q's last element at INT64_MAX / 2: its end is past 64 bits", 0},
+        {"fp32 k's last element at offset INT64_MAX / 4 - 1 (the largest)",
+         "fp32 k's last element at INT64_MAX / 4: its end is past 64 bits", 1},
         {"lse of 2^15 x 2^15 x (2^31 - 1) floats (the largest nq)",
          "lse of 2^15 x 2^15 x 2^31 floats", 2},
     };
@@ -157,9 +158,9 @@ static void test_overflow_boundaries(fa_tests *t)
         const fa_strides *sr = pairs[i].which == 0 ? &pr->q_strides : &pr->k_strides;
         const int64_t element = fa_dtype_size(pa->dtype);
         const int64_t last = sa->row + pa->head_dim - 1; /* 2 rows: row 1's last element */
-        FA_EXPECT(t, sr->row == sa->row + 1 && last == INT64_MAX / element,
+        FA_EXPECT(t, sr->row == sa->row + 1 && last == INT64_MAX / element - 1,
                   "%s: last element at %lld, expected %lld, refused stride %lld = %lld + 1",
-                  pairs[i].accepted, (long long)last, (long long)(INT64_MAX / element),
+                  pairs[i].accepted, (long long)last, (long long)(INT64_MAX / element - 1),
                   (long long)sr->row, (long long)sa->row);
     }
 }
