@@ -25,6 +25,6 @@
  * returns ::FA_ERR_NOT_IMPLEMENTED, saying where to write milestone @p m,
  * before touching any argument. Delete the line once the function is written.
  */
-#define FA_TODO_RETURN(m) return fa_todo_fail((m), 0, __FILE__)
+#define FA_TODO_RETURN(m) return fa_todo_return_fail((m), __FILE__)
 
 #endif /* FA_LAUNCH_H */

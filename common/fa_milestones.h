@@ -35,6 +35,9 @@ const char *fa_stage_dir(int stage);
  */
 fa_status fa_todo_fail(int milestone, int version, const char *file);
 
+/** The same for a learner's C function marked FA_TODO_RETURN(m) (fa_launch.h). */
+fa_status fa_todo_return_fail(int milestone, const char *file);
+
 #ifdef __cplusplus
 }
 #endif

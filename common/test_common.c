@@ -1222,6 +1222,10 @@ static void test_todo_message(fa_tests *t)
                      strstr(fa_last_error(), "learner/online.cu") &&
                      strstr(fa_last_error(), "FA_TODO(13)"),
               "%s", fa_last_error());
+    FA_EXPECT(t, fa_todo_return_fail(24, "learner/validate.c") == FA_ERR_NOT_IMPLEMENTED &&
+                     strstr(fa_last_error(), "M24 flash attention launcher is not implemented") &&
+                     strstr(fa_last_error(), "FA_TODO_RETURN(24)"),
+              "%s", fa_last_error());
     FA_EXPECT(t, fa_todo_fail(7, 3, "learner/matmul_3.cu") == FA_ERR_NOT_IMPLEMENTED &&
                      strstr(fa_last_error(), "M7 matmul, version 3") &&
                      strstr(fa_last_error(), "FA_TODO_VERSION(7, 3)"),

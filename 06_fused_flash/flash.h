@@ -1,0 +1,77 @@
+/**
+ * @file flash.h
+ * @brief Stage 06 inside the library: the fused kernels' tile shapes and the
+ *        per-version launchers that the API (flashattn.h) dispatches to.
+ */
+#ifndef FLASH_H
+#define FLASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flashattn.h"
+#include "tiles.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** log2(e) in fp32: the kernels fold c = scale log2(e) into one FFMA per weight. */
+#define FLASH_LOG2E 1.4426950408889634f
+
+/** Version 2: four warps per block. */
+enum { FLASH2_WARPS = 4, FLASH2_THREADS = FLASH2_WARPS * 32, FLASH2_MAX_D = 256 };
+
+/** Version 2's m16 fragments per warp for rows of @p d_pad elements: 2 up to 128, then 1. */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int flash2_mt(int d_pad)
+{
+    return d_pad <= 128 ? 2 : 1;
+}
+
+/** Version 2's keys per tile: 128 for d_pad = 64, else 64. */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int flash2_bc(int d_pad)
+{
+    return d_pad <= 64 ? 128 : 64;
+}
+
+/** Version 2's query rows per tile: warps x 16 x flash2_mt(). */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int flash2_br(int d_pad)
+{
+    return FLASH2_WARPS * TILE2_WARP_ROWS * flash2_mt(d_pad);
+}
+
+/** Version 2's shared memory: one Q, one K and one V tile of 16-bit elements. */
+static inline FA_CONSTEXPR FA_HOST_DEVICE size_t flash2_shared_bytes(int d_pad)
+{
+    return (size_t)(flash2_br(d_pad) + 2 * flash2_bc(d_pad)) * (size_t)d_pad * 2;
+}
+
+/**
+ * M24: validates every field of @p p and chooses the kernel (validate.c):
+ * the contract of fa_attention_supported(), which calls the reference's.
+ * The learner's twin returns ::FA_ERR_NOT_IMPLEMENTED until written.
+ */
+fa_status ref_attention_validate(const fa_attention_params *p, fa_variant *chosen);
+/** The learner's M24, same contract as ref_attention_validate(). */
+fa_status learner_attention_validate(const fa_attention_params *p, fa_variant *chosen);
+
+#if FA_HAVE_CUDA
+/**
+ * Launches the fused kernel of version @p version (1: CUDA cores, 2: tensor
+ * cores) for @p p, validated beforehand by fa_attention_supported() for
+ * that variant, with @p scale resolved (never 0). Enqueued on @p stream.
+ * The learner's twin returns ::FA_ERR_NOT_IMPLEMENTED until its M23 version
+ * is written.
+ */
+fa_status ref_flash_forward(int version, const fa_attention_params *p, float scale,
+                            cudaStream_t stream);
+/** The learner's M23 under the same launch; same contract as ref_flash_forward(). */
+fa_status learner_flash_forward(int version, const fa_attention_params *p, float scale,
+                                cudaStream_t stream);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FLASH_H */

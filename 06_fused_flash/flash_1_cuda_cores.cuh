@@ -1,0 +1,100 @@
+/**
+ * @file flash_1_cuda_cores.cuh
+ * @brief M23 version 1: the fused forward kernel on CUDA cores, the level-1
+ *        blocks of \ref stage05 composed into one loop. The teaching version:
+ *        read it top to bottom beside tiles_1_cuda_cores.cuh.
+ *
+ * One block of TILE1_THREADS threads per (query tile of TILE1_BR rows, head,
+ * batch). It loads its Q tile once (M17), then for every key tile of
+ * TILE1_BC keys: loads K and V (M17), scores (M18), raises the row maxima
+ * (M19), forms the weights and the correction (M20), updates the row sums
+ * (M21) and rescales and accumulates O (M22). At the end it divides by l and
+ * writes O (in the output type) and lse. S and P live in registers and in the
+ * shared P tile, never in global memory: the kernel reads Q, K and V and
+ * writes O, nothing else.
+ */
+#ifndef FLASH_1_CUDA_CORES_CUH
+#define FLASH_1_CUDA_CORES_CUH
+
+#include "flash.h"
+#include "tiles_1_cuda_cores.cuh"
+
+/** An output value rounded to the output type. */
+static __device__ __forceinline__ void flash1_store(float *to, float x) { *to = x; }
+static __device__ __forceinline__ void flash1_store(__nv_bfloat16 *to, float x) { *to = __float2bfloat16_rn(x); }
+static __device__ __forceinline__ void flash1_store(__half *to, float x) { *to = __float2half_rn(x); }
+
+template <typename T, typename TO, int D_MAX>
+static __global__ void __launch_bounds__(TILE1_THREADS)
+flash1_kernel(fa_attention_params p, float scale, bool vector_loads)
+{
+    extern __shared__ float flash1_shared[];
+    const int stride = tile1_stride(D_MAX), d = (int)p.head_dim;
+    float *q_tile = flash1_shared;
+    float *k_tile = q_tile + TILE1_BR * stride;
+    float *v_tile = k_tile + TILE1_BC * stride;
+    float *p_tile = v_tile + TILE1_BC * stride;
+
+    const int ty = threadIdx.x / TILE1_THREAD_COLS, tx = threadIdx.x % TILE1_THREAD_COLS;
+    const int64_t b = blockIdx.z, h = blockIdx.y, row0 = (int64_t)blockIdx.x * TILE1_BR;
+    const int64_t h_kv = h / (p.heads_q / p.heads_kv);
+    const T *q = static_cast<const T *>(p.q) + b * p.q_strides.batch + h * p.q_strides.head +
+                 row0 * p.q_strides.row;
+    const T *k = static_cast<const T *>(p.k) + b * p.k_strides.batch + h_kv * p.k_strides.head;
+    const T *v = static_cast<const T *>(p.v) + b * p.v_strides.batch + h_kv * p.v_strides.head;
+    const int64_t key_tiles = fa_ceil_div(p.nk, TILE1_BC);
+    const float c = scale * FLASH_LOG2E;
+
+    tile1_load(q_tile, stride, q, p.q_strides.row,
+               (int)(p.nq - row0 < TILE1_BR ? p.nq - row0 : TILE1_BR), TILE1_BR, d, vector_loads);
+
+    float m[TILE1_ROWS_PER_THREAD], l[TILE1_ROWS_PER_THREAD];
+    float o[TILE1_ROWS_PER_THREAD][D_MAX / TILE1_THREAD_COLS];
+#pragma unroll
+    for (int r = 0; r < TILE1_ROWS_PER_THREAD; ++r) {
+        m[r] = -INFINITY;
+        l[r] = 0.0f;
+#pragma unroll
+        for (int col = 0; col < D_MAX / TILE1_THREAD_COLS; ++col)
+            o[r][col] = 0.0f;
+    }
+
+    for (int64_t t = 0; t < key_tiles; ++t) {
+        const int64_t key0 = t * TILE1_BC;
+        const int valid = (int)(p.nk - key0 < TILE1_BC ? p.nk - key0 : TILE1_BC);
+        __syncthreads(); /* the previous tile's K, V and P are no longer read */
+        tile1_load(k_tile, stride, k + key0 * p.k_strides.row, p.k_strides.row, valid, TILE1_BC,
+                   d, vector_loads);
+        tile1_load(v_tile, stride, v + key0 * p.v_strides.row, p.v_strides.row, valid, TILE1_BC,
+                   d, vector_loads);
+        __syncthreads();
+
+        float s[TILE1_ROWS_PER_THREAD][TILE1_KEYS_PER_THREAD];
+        float m_new[TILE1_ROWS_PER_THREAD], alpha[TILE1_ROWS_PER_THREAD];
+        tile1_scores(s, q_tile, k_tile, stride, d, key0, p.nk);
+        tile1_rowmax(s, m, m_new);
+        tile1_exp(s, m, m_new, c, alpha);
+        tile1_rowsum(l, alpha, s);
+        tile1_accumulate_pv<D_MAX>(o, alpha, s, p_tile, v_tile, stride, d);
+#pragma unroll
+        for (int r = 0; r < TILE1_ROWS_PER_THREAD; ++r)
+            m[r] = m_new[r];
+    }
+
+    float lse[TILE1_ROWS_PER_THREAD];
+    tile1_normalise<D_MAX>(o, m, l, scale, lse);
+    TO *out = static_cast<TO *>(p.o) + b * p.o_strides.batch + h * p.o_strides.head;
+    for (int r = 0; r < TILE1_ROWS_PER_THREAD; ++r) {
+        const int64_t row = row0 + ty * TILE1_ROWS_PER_THREAD + r;
+        if (row >= p.nq)
+            continue;
+#pragma unroll
+        for (int col = 0; col < D_MAX / TILE1_THREAD_COLS; ++col)
+            if (tx + col * TILE1_THREAD_COLS < d)
+                flash1_store(out + row * p.o_strides.row + tx + col * TILE1_THREAD_COLS, o[r][col]);
+        if (tx == 0 && p.lse != nullptr)
+            p.lse[(b * p.heads_q + h) * p.nq + row] = lse[r];
+    }
+}
+
+#endif /* FLASH_1_CUDA_CORES_CUH */

@@ -1,0 +1,178 @@
+/**
+ * @file flash_2_tensor_cores.cuh
+ * @brief M23 version 2: the fused forward kernel on the tensor cores, built
+ *        from the level-2 blocks of \ref stage05 in FlashAttention-2's order.
+ *
+ * One block of FLASH2_WARPS warps per (query tile, head, batch). The block
+ * loads its Q tile once, then walks the key tiles with one K and one V tile
+ * in shared memory, overlapping each copy with the work that does not need it:
+ *
+ *   wait K_t, barrier | start V_t | S = Q K_t^T, mask, rowmax, exp, rowsum
+ *   wait V_t, barrier | start K_(t+1) | O = alpha O + P V_t
+ *
+ * so V_t arrives while the scores and the softmax are computed, and K_(t+1)
+ * while P V_t is. S and P never leave the registers. At the end O is divided
+ * by l, rounded to the output type and written through shared memory with
+ * 16-byte stores, and lse = scale m + ln l.
+ *
+ * Tile shapes per head dimension (FLASH2_* in flash.h): D_PAD 64: 128 x 128,
+ * 128: 128 x 64 (two m16 fragments per warp, each K and V fragment used
+ * twice), 192 and 256: 64 x 64 (one m16 fragment: the O accumulator of
+ * D_PAD / 8 fragments must fit the registers).
+ */
+#ifndef FLASH_2_TENSOR_CORES_CUH
+#define FLASH_2_TENSOR_CORES_CUH
+
+#include "flash.h"
+#include "tiles_2_tensor_cores.cuh"
+
+/** Offset of element (row, col) of a staged fp32 O tile: 16-byte chunks of 4 floats, XOR-swizzled. */
+static __device__ __forceinline__ int flash2_o32_offset(int row, int col, int d_pad)
+{
+    return row * d_pad + (((col / 4) ^ (row % 8)) * 4) + col % 4;
+}
+
+/** A pair of outputs (columns col, col + 1 of one row) rounded to TO and stored into the staging tile. */
+static __device__ __forceinline__ void flash2_stage_pair(__nv_bfloat16 *tile, int row, int col,
+                                                         int d_pad, float x, float y)
+{
+    *reinterpret_cast<uint32_t *>(tile + tile2_offset(row, col, d_pad)) =
+        tile2_pack(__nv_bfloat16(), x, y);
+}
+static __device__ __forceinline__ void flash2_stage_pair(__half *tile, int row, int col, int d_pad,
+                                                         float x, float y)
+{
+    *reinterpret_cast<uint32_t *>(tile + tile2_offset(row, col, d_pad)) =
+        tile2_pack(__half(), x, y);
+}
+static __device__ __forceinline__ void flash2_stage_pair(float *tile, int row, int col, int d_pad,
+                                                         float x, float y)
+{
+    *reinterpret_cast<float2 *>(tile + flash2_o32_offset(row, col, d_pad)) = make_float2(x, y);
+}
+
+/** Offset of 16-byte chunk @p chunk of row @p row in a staged tile of TO. */
+template <typename TO>
+static __device__ __forceinline__ int flash2_chunk_offset(int row, int chunk, int d_pad)
+{
+    return sizeof(TO) == 4 ? flash2_o32_offset(row, chunk * 4, d_pad)
+                           : tile2_offset(row, chunk * TILE2_CHUNK, d_pad);
+}
+
+template <typename T, typename TO, int D_PAD, int MT, int BC>
+static __global__ void __launch_bounds__(FLASH2_THREADS)
+flash2_kernel(fa_attention_params p, float scale)
+{
+    constexpr int NT = BC / 8;
+    constexpr int BR = FLASH2_WARPS * TILE2_WARP_ROWS * MT;
+    extern __shared__ __align__(16) unsigned char flash2_shared[];
+    T *q_tile = reinterpret_cast<T *>(flash2_shared);
+    T *k_tile = q_tile + BR * D_PAD;
+    T *v_tile = k_tile + BC * D_PAD;
+
+    const int d = (int)p.head_dim;
+    const int warp = threadIdx.x / FA_WARP_THREADS, lane = threadIdx.x % FA_WARP_THREADS;
+    const int64_t b = blockIdx.z, h = blockIdx.y, row0 = (int64_t)blockIdx.x * BR;
+    const int64_t h_kv = h / (p.heads_q / p.heads_kv);
+    const T *q = static_cast<const T *>(p.q) + b * p.q_strides.batch + h * p.q_strides.head +
+                 row0 * p.q_strides.row;
+    const T *k = static_cast<const T *>(p.k) + b * p.k_strides.batch + h_kv * p.k_strides.head;
+    const T *v = static_cast<const T *>(p.v) + b * p.v_strides.batch + h_kv * p.v_strides.head;
+    const int64_t key_tiles = fa_ceil_div(p.nk, BC);
+    const float c = scale * FLASH_LOG2E;
+    const int rows_valid = (int)(p.nq - row0 < BR ? p.nq - row0 : BR);
+
+    tile2_load_async<D_PAD, FLASH2_THREADS>(q_tile, q, p.q_strides.row, rows_valid, BR, d);
+    if (key_tiles > 0)
+        tile2_load_async<D_PAD, FLASH2_THREADS>(k_tile, k, p.k_strides.row,
+                                                (int)(p.nk < BC ? p.nk : BC), BC, d);
+    cp_async_commit();
+
+    float m[MT][2], l[MT][2], o[MT][D_PAD / 8][4];
+#pragma unroll
+    for (int i = 0; i < MT; ++i) {
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+            m[i][hh] = -INFINITY;
+            l[i][hh] = 0.0f;
+        }
+#pragma unroll
+        for (int n = 0; n < D_PAD / 8; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                o[i][n][e] = 0.0f;
+    }
+    const int warp_row0 = warp * TILE2_WARP_ROWS * MT;
+
+    for (int64_t t = 0; t < key_tiles; ++t) {
+        const int64_t key0 = t * BC;
+        const int valid = (int)(p.nk - key0 < BC ? p.nk - key0 : BC);
+        cp_async_wait<0>();
+        __syncthreads(); /* K_t (and Q) landed; every warp is done with V_(t-1) */
+        tile2_load_async<D_PAD, FLASH2_THREADS>(v_tile, v + key0 * p.v_strides.row,
+                                                p.v_strides.row, valid, BC, d);
+        cp_async_commit();
+
+        float s[MT][NT][4], m_new[MT][2], alpha[MT][2];
+        tile2_scores<D_PAD, MT, NT>(s, q_tile, k_tile, warp_row0);
+        if (key0 + BC > p.nk) /* only the last tile has keys past nk */
+            tile2_mask_keys<MT, NT>(s, key0, p.nk);
+        tile2_rowmax<MT, NT>(s, m, m_new);
+        tile2_exp<MT, NT>(s, m, m_new, c, alpha);
+        tile2_rowsum<MT, NT>(l, alpha, s);
+
+        cp_async_wait<0>();
+        __syncthreads(); /* V_t landed; every warp is done with K_t */
+        if (t + 1 < key_tiles) {
+            const int64_t next = key0 + BC;
+            tile2_load_async<D_PAD, FLASH2_THREADS>(k_tile, k + next * p.k_strides.row,
+                                                    p.k_strides.row,
+                                                    (int)(p.nk - next < BC ? p.nk - next : BC), BC, d);
+            cp_async_commit();
+        }
+        tile2_accumulate_pv<D_PAD, MT, NT>(o, alpha, s, v_tile);
+#pragma unroll
+        for (int i = 0; i < MT; ++i)
+#pragma unroll
+            for (int hh = 0; hh < 2; ++hh)
+                m[i][hh] = m_new[i][hh];
+    }
+    cp_async_wait<0>(); /* the Q copy, when there was no key tile */
+
+    float lse[MT][2];
+    tile2_normalise<D_PAD, MT>(o, m, l, scale, lse);
+
+    /* O through shared memory: stage the fragments (rounded to TO), then 16-byte stores. */
+    __syncthreads(); /* every warp is done with the Q, K and V tiles */
+    TO *o_tile = reinterpret_cast<TO *>(flash2_shared);
+    const int g = lane / 4, quad = lane % 4;
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int n = 0; n < D_PAD / 8; ++n)
+#pragma unroll
+            for (int hh = 0; hh < 2; ++hh)
+                flash2_stage_pair(o_tile, warp_row0 + 16 * i + g + 8 * hh, 8 * n + 2 * quad, D_PAD,
+                                  o[i][n][2 * hh], o[i][n][2 * hh + 1]);
+    __syncthreads();
+    constexpr int PER_CHUNK = 16 / (int)sizeof(TO);
+    const int chunks = d / PER_CHUNK; /* d is a multiple of 8: whole chunks */
+    TO *out = static_cast<TO *>(p.o) + b * p.o_strides.batch + h * p.o_strides.head +
+              row0 * p.o_strides.row;
+    for (int i = threadIdx.x; i < rows_valid * chunks; i += FLASH2_THREADS) {
+        const int row = i / chunks, chunk = i % chunks;
+        *reinterpret_cast<uint4 *>(out + row * p.o_strides.row + chunk * PER_CHUNK) =
+            *reinterpret_cast<const uint4 *>(o_tile + flash2_chunk_offset<TO>(row, chunk, D_PAD));
+    }
+    if (p.lse != nullptr && quad == 0)
+#pragma unroll
+        for (int i = 0; i < MT; ++i)
+#pragma unroll
+            for (int hh = 0; hh < 2; ++hh) {
+                const int64_t row = row0 + warp_row0 + 16 * i + g + 8 * hh;
+                if (row < p.nq)
+                    p.lse[(b * p.heads_q + h) * p.nq + row] = lse[i][hh];
+            }
+}
+
+#endif /* FLASH_2_TENSOR_CORES_CUH */

@@ -1,0 +1,134 @@
+/**
+ * @file flashattn.h
+ * @brief The attention forward library: one call, fa_attention_forward(),
+ *        that runs the fused kernels of \ref stage06 (M24, the launcher).
+ *
+ * For every query row i of head h in batch b:
+ *   s_j = scale q_i . k_j over the keys j the mask allows,
+ *   o_i = sum_j softmax(s)_j v_j,  lse_i = ln sum_j exp(s_j)  (natural log),
+ * with grouped-query attention: query head h reads key/value head
+ * h / (heads_q / heads_kv). A row with no allowed key gets o = 0 and
+ * lse = -inf. (FlashAttention 2.8 returns lse = +inf there, PyTorch's math
+ * path o = NaN.)
+ *
+ * Tensors are read through element strides, the last dimension contiguous:
+ * element (b, n, h, d) of q is q[b q_strides.batch + n q_strides.row +
+ * h q_strides.head + d]. fa_attention_strides_bnhd() and
+ * fa_attention_strides_bhnd() fill them for the two usual layouts.
+ *
+ * Every field is validated before any launch: a bad one gives a status and a
+ * message (fa_last_error()) naming the field, its value and what is allowed;
+ * nothing is written then. Zero-size work (batch, heads or nq of 0) is a
+ * valid no-op. The library allocates nothing: the only device memory it
+ * writes is o and lse.
+ */
+#ifndef FLASHATTN_H
+#define FLASHATTN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fa_attention_ref.h"
+#include "fa_half.h"
+#include "fa_mask.h"
+#include "fa_status.h"
+
+#if FA_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Which kernel runs. */
+typedef enum fa_variant {
+    FA_VARIANT_AUTO = 0,         /**< the fastest one that supports the call */
+    FA_VARIANT_CUDA_CORES = 1,   /**< v1: fp32 on CUDA cores; any dtype, any head dim up to 256 */
+    FA_VARIANT_TENSOR_CORES = 2, /**< v2: mma.sync (sm_80+), FlashAttention-2's structure; bf16/fp16 */
+} fa_variant;
+
+/** Element strides of one tensor of shape [batch][rows][heads][head_dim] (the last is 1). */
+typedef struct fa_strides {
+    int64_t batch;
+    int64_t row;
+    int64_t head;
+} fa_strides;
+
+/** One attention forward call. Zero-initialise, then set what applies. */
+typedef struct fa_attention_params {
+    const void *q;          /**< [batch][nq][heads_q][head_dim] through q_strides, of dtype */
+    const void *k;          /**< [batch][nk][heads_kv][head_dim] through k_strides */
+    const void *v;          /**< [batch][nk][heads_kv][head_dim] through v_strides */
+    void *o;                /**< [batch][nq][heads_q][head_dim] through o_strides: dtype, or fp32 */
+    float *lse;             /**< optional [batch][heads_q][nq] fp32, contiguous; NULL: not written */
+    fa_dtype dtype;         /**< of q, k, v: FA_F32, FA_BF16 or FA_F16 */
+    bool o_fp32;            /**< o is fp32 instead of dtype */
+    int64_t batch;
+    int64_t heads_q;        /**< a multiple of heads_kv (MHA: equal; MQA: heads_kv = 1) */
+    int64_t heads_kv;
+    int64_t nq;             /**< query rows */
+    int64_t nk;             /**< keys (0: every row has no allowed key) */
+    int64_t head_dim;
+    fa_strides q_strides, k_strides, v_strides, o_strides;
+    float scale;            /**< multiplies q.k; 0 means 1 / sqrt(head_dim); else finite and > 0 */
+    fa_mask mask;           /**< FA_MASK_NONE here; the causal masks come with stage 07 */
+    fa_variant variant;     /**< FA_VARIANT_AUTO, or one kernel (refused if it cannot run the call) */
+} fa_attention_params;
+
+/** Strides of contiguous [batch][n][heads][head_dim] tensors (PyTorch's q.transpose(1, 2) layout). */
+fa_strides fa_attention_strides_bnhd(int64_t n, int64_t heads, int64_t head_dim);
+
+/** Strides of contiguous [batch][heads][n][head_dim] tensors (PyTorch's SDPA layout). */
+fa_strides fa_attention_strides_bhnd(int64_t n, int64_t heads, int64_t head_dim);
+
+/**
+ * Validates every field of @p p (without touching device memory) and says
+ * which kernel would run: *@p chosen (may be NULL) receives the variant.
+ * @return FA_OK, or the status of the first bad field with its message:
+ *         ::FA_ERR_NULL_POINTER, ::FA_ERR_INVALID_SIZE, ::FA_ERR_BAD_STRIDE,
+ *         ::FA_ERR_MISALIGNED, ::FA_ERR_OVERFLOW, ::FA_ERR_INVALID_ARGUMENT,
+ *         or ::FA_ERR_UNSUPPORTED (what no kernel of this build runs, or what
+ *         the variant asked for cannot run, with what it can).
+ */
+fa_status fa_attention_supported(const fa_attention_params *p, fa_variant *chosen);
+
+/**
+ * The numerical method of the kernel fa_attention_forward() would run for
+ * @p p (block size, accumulation, P rounding, exp, normalisation, output
+ * dtype): what a checker needs to judge its output by its own error bound
+ * (fa_attention_reference()).
+ * @return as fa_attention_supported().
+ */
+fa_status fa_attention_method(const fa_attention_params *p, fa_attn_method *method);
+
+/** The scale the kernels use: p->scale, or 1 / sqrt(head_dim) (in fp32) when it is 0. */
+float fa_attention_scale(const fa_attention_params *p);
+
+/** "auto", "v1 CUDA cores", "v2 tensor cores" (or "unknown"). */
+const char *fa_attention_variant_name(fa_variant variant);
+
+/**
+ * sizeof(fa_attention_params) in this build of the library: a binding that
+ * mirrors the struct field by field (python/flashattn.py) compares its own
+ * size with it when it loads, so a header changed without its mirror fails
+ * there instead of passing shifted fields.
+ */
+size_t fa_attention_params_size(void);
+
+#if FA_HAVE_CUDA
+/**
+ * Enqueues the attention forward of @p p on @p stream (no synchronisation):
+ * validates (fa_attention_supported()), chooses the kernel and launches it.
+ * @return as fa_attention_supported(), ::FA_ERR_NO_DEVICE, or ::FA_ERR_CUDA
+ *         when the launch fails.
+ */
+fa_status fa_attention_forward(const fa_attention_params *p, cudaStream_t stream);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FLASHATTN_H */

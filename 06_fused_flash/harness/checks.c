@@ -1,0 +1,345 @@
+/**
+ * @file checks.c
+ * @brief The checks of M23 (both versions) and M24, their probes and the
+ *        timing of M23: the stage as its driver sees it (checks.h).
+ *
+ * Every case of M23 has a name the failure line prints and `--case` takes
+ * ("v1 fixture '2-tile'", "v2 grid 17 nq=128 nk=217 d=96 fp16 bnhd mqa")
+ * and seeds its own random stream from (seed, milestone, version, case
+ * index), so it reruns alone with the same inputs. With problem flags, one
+ * case per version of that problem ("v1 flags ..."), no fixtures.
+ */
+#include "checks.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "battery.h"
+#include "fa_rng.h"
+#include "fa_timing.h"
+#include "fixtures.h"
+#include "judge.h"
+#include "runners.h"
+
+#define COUNT_OF(array) ((int)(sizeof(array) / sizeof((array)[0])))
+
+enum { M23 = 23, VERSIONS = 2 };
+
+/* ---- the cases of M23 ---------------------------------------------------------------------- */
+
+/**
+ * The problem of the flags when a field is not given: GQA, ragged in both
+ * directions (neither 100 nor 77 is a multiple of a tile). heads_kv
+ * defaults to --heads when only that is given (MHA).
+ */
+enum { FLAG_BATCH = 2, FLAG_HEADS = 4, FLAG_HEADS_KV = 2, FLAG_NQ = 100, FLAG_NK = 77, FLAG_D = 64 };
+
+/** The dtype a version runs when none is given: fp32 for version 1, bf16 for version 2. */
+static fa_dtype default_dtype(int version)
+{
+    return version == 1 ? FA_F32 : FA_BF16;
+}
+
+static flash_spec flags_spec(const fa_run_options *options, int version)
+{
+    const fa_problem *p = &options->problem;
+    const int64_t heads = fa_problem_get(p, FA_PROBLEM_HEADS, FLAG_HEADS);
+    const int64_t heads_kv = fa_problem_get(
+        p, FA_PROBLEM_HEADS_KV, fa_problem_has(p, FA_PROBLEM_HEADS) ? heads : FLAG_HEADS_KV);
+    const flash_spec s = {
+        .batch = fa_problem_get(p, FA_PROBLEM_BATCH, FLAG_BATCH),
+        .heads_q = heads,
+        .heads_kv = heads_kv,
+        .nq = fa_problem_get(p, FA_PROBLEM_NQ, FLAG_NQ),
+        .nk = fa_problem_get(p, FA_PROBLEM_NK, FLAG_NK),
+        .head_dim = fa_problem_get(p, FA_PROBLEM_D, FLAG_D),
+        .dtype = fa_problem_has(p, FA_PROBLEM_DTYPE) ? p->dtype : default_dtype(version),
+        .layout = FLASH_BNHD,
+        .lse = true,
+        .scores = FLASH_SCORES_SPREAD,
+        .spread = 1.0,
+    };
+    return s;
+}
+
+static int case_count(const fa_run_options *options, int version)
+{
+    return options->problem.given != 0 ? 1 : flash_grid_count(version, options->quick);
+}
+
+static flash_spec case_spec(const fa_run_options *options, int version, int index)
+{
+    return options->problem.given != 0 ? flags_spec(options, version)
+                                        : flash_grid_spec(version, options->quick, index);
+}
+
+/** The random stream of case @p index of version @p version of M23. */
+static void case_rng(fa_rng *rng, const fa_run_options *options, int version, int index)
+{
+    fa_rng_seed(rng, options->seed,
+                ((uint64_t)M23 << 32) | ((uint64_t)version << 16) | (uint64_t)index);
+}
+
+/**
+ * The launcher's refusal of the sizes, dtype, head dimension or offsets of
+ * @p s (what it checks before a tensor's pointer), before memory is made
+ * for a case it would refuse: a call of NULL tensors is refused for those
+ * first, and otherwise for its first NULL tensor, which is no refusal here.
+ */
+static fa_status shape_refusal(const flash_spec *s, int version)
+{
+    fa_attention_params p =
+        flash_params(s->batch, s->heads_q, s->heads_kv, s->nq, s->nk, s->head_dim, s->dtype);
+    p.o_fp32 = s->o_fp32;
+    p.scale = s->scale;
+    p.variant = (fa_variant)version;
+    const fa_status status = fa_attention_supported(&p, NULL);
+    return status == FA_ERR_NULL_POINTER ? FA_OK : status;
+}
+
+/* ---- one case -------------------------------------------------------------------------------- */
+
+/**
+ * Runs version @p version of @p impl on @p c and judges o and lse under the
+ * version's declared method, every row (or, from FLASH_SAMPLE_FROM query
+ * rows on, the sample of flash_sample_rows()). False, @p result filled, on
+ * a failure, an error or a version not implemented.
+ */
+static bool run_case(fa_result *result, const char *name, fa_impl impl, int version,
+                     flash_case *c)
+{
+    const fa_attention_params *p = &c->call.params;
+    const flash_sizes sizes = flash_sizes_of(p);
+    int64_t overwritten = 0;
+    if (!fa_result_status(result, name, flash_run_on_host(impl, version, p, &sizes, &overwritten)))
+        return false;
+    if (overwritten > 0) {
+        fa_result_fail(result, name, "wrote %lld canary bytes past the end of o or lse",
+                       (long long)overwritten);
+        return false;
+    }
+    fa_attn_method method;
+    if (!fa_result_status(result, name, flash_method(&c->call, version, &method)))
+        return false;
+    int64_t *rows = NULL, count = p->nq;
+    if (p->nq >= FLASH_SAMPLE_FROM) {
+        rows = malloc((size_t)p->nq * sizeof(int64_t));
+        if (rows == NULL)
+            return fa_result_status(result, name,
+                                    fa_fail(FA_ERR_OUT_OF_MEMORY, "stage06: no host memory"));
+        count = flash_sample_rows(p->nq, rows);
+    }
+    const bool ok = flash_result_judge(result, name, &c->call, &method, rows, count);
+    free(rows);
+    return ok;
+}
+
+/**
+ * The fixtures (unless problem flags were given) and the cases of one
+ * version; false at the first case that fails, errs or is not implemented.
+ */
+static bool check_version(int version, fa_impl impl, const fa_run_options *options,
+                          fa_result *result)
+{
+    char name[FA_CASE_NAME];
+    for (int f = 0; f < flash_fixture_count && options->problem.given == 0; ++f) {
+        snprintf(name, sizeof name, "v%d fixture '%s'", version, flash_fixture_name(f));
+        if (!fa_case_begin(result, options, name))
+            continue;
+        flash_fixture x;
+        const bool ok =
+            fa_result_status(result, name,
+                             flash_fixture_make(f, flash_block_n(version, 8), default_dtype(version),
+                                                &x)) &&
+            run_case(result, name, impl, version, &x.c);
+        flash_fixture_free(&x);
+        if (!ok)
+            return false;
+    }
+    for (int i = 0; i < case_count(options, version); ++i) {
+        const flash_spec s = case_spec(options, version, i);
+        if (options->problem.given != 0)
+            snprintf(name, sizeof name, "v%d flags batch=%lld heads=%lld/%lld ", version,
+                     (long long)s.batch, (long long)s.heads_q, (long long)s.heads_kv);
+        else
+            snprintf(name, sizeof name, "v%d grid %d ", version, i);
+        const size_t prefix = strlen(name);
+        flash_spec_describe(&s, name + prefix, sizeof name - prefix);
+        if (!fa_case_begin(result, options, name))
+            continue;
+        if (!fa_result_status(result, name, shape_refusal(&s, version)))
+            return false;
+        fa_rng rng;
+        case_rng(&rng, options, version, i);
+        flash_case c = {0};
+        const bool ok =
+            fa_result_status(result, name,
+                             flash_case_random(&c, &s, flash_block_n(version, s.head_dim), &rng)) &&
+            run_case(result, name, impl, version, &c);
+        flash_case_free(&c);
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+/** Appends @p text to the string in @p buffer (@p cap bytes), after @p separator unless empty. */
+static void append(char *buffer, size_t cap, const char *separator, const char *text)
+{
+    if (text[0] == '\0')
+        return;
+    size_t used = strlen(buffer);
+    const char *parts[2] = {used > 0 ? separator : "", text};
+    for (int i = 0; i < 2; ++i)
+        for (const char *c = parts[i]; *c != '\0' && used + 1 < cap; ++c)
+            buffer[used++] = *c;
+    buffer[used] = '\0';
+}
+
+/**
+ * Version 1 then version 2 (or the one --version asks for). A failure or an
+ * error of either is the verdict; otherwise a version still marked
+ * FA_TODO_VERSION makes M23 not implemented, the detail saying what the
+ * other version did; with every version run passing, it passes.
+ */
+static void check_23(fa_impl impl, const fa_run_options *options, fa_result *result)
+{
+    char passed[FA_RESULT_DETAIL] = "", missing[FA_RESULT_DETAIL] = "";
+    for (int version = 1; version <= VERSIONS; ++version) {
+        if (options->version != 0 && options->version != version)
+            continue;
+        const int before = result->cases;
+        if (check_version(version, impl, options, result)) {
+            if (result->cases == before)
+                continue; /* --case named a case of the other version */
+            char line[64];
+            snprintf(line, sizeof line, "version %d passed (%d cases)", version,
+                     result->cases - before);
+            append(passed, sizeof passed, ", ", line);
+        } else if (result->outcome == FA_OUTCOME_NOT_IMPLEMENTED) {
+            append(missing, sizeof missing, "; ", result->detail);
+        } else {
+            return;
+        }
+    }
+    if (missing[0] != '\0') {
+        result->outcome = FA_OUTCOME_NOT_IMPLEMENTED;
+        result->detail[0] = '\0';
+        append(result->detail, sizeof result->detail, "", passed);
+        append(result->detail, sizeof result->detail, "; ", missing);
+        return;
+    }
+    fa_result_pass(result, "%s: o and lse end to end within the bound of the declared method",
+                   passed);
+}
+
+/* ---- probes (no GPU) ------------------------------------------------------------------------ */
+
+/**
+ * Launches the version asked (--version) or each on an empty call (no CUDA
+ * call). Without --version: FA_OK when at least one version is written (the
+ * check judges it and reports the other); the first version's
+ * FA_ERR_NOT_IMPLEMENTED when neither is.
+ */
+static fa_status probe_23(fa_impl impl, const fa_run_options *options)
+{
+    const fa_attention_params empty = {.dtype = FA_BF16, .heads_kv = 1, .head_dim = 64};
+    if (options->version != 0)
+        return flash_forward_launch(impl, options->version, &empty, 0);
+    fa_status first = FA_OK;
+    char message[FA_RESULT_DETAIL] = "";
+    for (int version = 1; version <= VERSIONS; ++version) {
+        const fa_status status = flash_forward_launch(impl, version, &empty, 0);
+        if (status == FA_OK)
+            return FA_OK;
+        if (version == 1) {
+            first = status;
+            snprintf(message, sizeof message, "%s", fa_last_error());
+        }
+    }
+    return fa_fail(first, "%s (version 2 is not implemented either)", message);
+}
+
+/** M24 on a valid call of no work: FA_OK, or FA_ERR_NOT_IMPLEMENTED from the skeleton. */
+static fa_status probe_24(fa_impl impl, const fa_run_options *options)
+{
+    (void)options;
+    const fa_attention_params empty = {.dtype = FA_BF16, .heads_kv = 1, .head_dim = 64};
+    fa_variant chosen;
+    return flash_validate(impl, &empty, &chosen);
+}
+
+static void check_24(fa_impl impl, const fa_run_options *options, fa_result *result)
+{
+    flash_battery_check(impl == FA_IMPL_LEARNER ? learner_attention_validate
+                                                : ref_attention_validate,
+                        options, result);
+}
+
+/* ---- timing ------------------------------------------------------------------------------------ */
+
+/** The timed problem: batch 16, 16 heads of 1024 queries and keys, d 64, or the flags' problem. */
+enum { TIMED_BATCH = 16, TIMED_HEADS = 16, TIMED_N = 1024, TIMED_D = 64 };
+
+static flash_shape timed_shape(const fa_run_options *options, int version)
+{
+    if (options->problem.given == 0) {
+        const flash_shape s = {TIMED_BATCH, TIMED_HEADS, TIMED_HEADS, TIMED_N, TIMED_N, TIMED_D,
+                               default_dtype(version)};
+        return s;
+    }
+    const flash_spec f = flags_spec(options, version);
+    const flash_shape s = {f.batch, f.heads_q, f.heads_kv, f.nq, f.nk, f.head_dim, f.dtype};
+    return s;
+}
+
+/** Median milliseconds of version @p version of @p impl at timed_shape(). */
+static fa_status time_version(int version, fa_impl impl, const fa_run_options *options,
+                              double *milliseconds)
+{
+    const flash_shape shape = timed_shape(options, version);
+    flash_timing t;
+    FA_TRY(flash_timing_alloc(&t, impl, version, &shape, options->seed));
+    const fa_timing_options timing = fa_timing_defaults();
+    fa_stats stats;
+    const fa_status status = fa_time_gpu(flash_timed, &t, &timing, &stats);
+    flash_timing_free(&t);
+    FA_TRY(status);
+    *milliseconds = stats.median;
+    return FA_OK;
+}
+
+/**
+ * M23 at one size: version 2 is the time reported (and compared with the
+ * reference's), the label adds version 1's (fp32); with --version, that
+ * version alone.
+ */
+static fa_status time_23(fa_impl impl, const fa_run_options *options, double *milliseconds,
+                         char *label, size_t cap)
+{
+    char shape[64];
+    const int shown = options->version != 0 ? options->version : 2;
+    FA_TRY(time_version(shown, impl, options, milliseconds));
+    const flash_shape s = timed_shape(options, shown);
+    flash_shape_label(&s, shape, sizeof shape);
+    if (options->version != 0) {
+        snprintf(label, cap, "v%d %s", shown, shape);
+        return FA_OK;
+    }
+    double v1 = 0.0;
+    FA_TRY(time_version(1, impl, options, &v1));
+    snprintf(label, cap, "v2 %s; v1 %s %.3f ms", shape, fa_dtype_name(timed_shape(options, 1).dtype),
+             v1);
+    return FA_OK;
+}
+
+/* ---- the stage ----------------------------------------------------------------------------- */
+
+static const fa_milestone_check checks[] = {
+    {23, probe_23, check_23, time_23, false},
+    {24, probe_24, check_24, NULL, true},
+};
+
+const fa_stage_desc stage06 = {6, checks, COUNT_OF(checks), stage06_bench};

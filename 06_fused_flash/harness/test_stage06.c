@@ -1,0 +1,1095 @@
+/**
+ * @file test_stage06.c
+ * @brief Stage 06 tests.
+ *
+ * `test_stage06 cpu` (no GPU needed): every call of M24's battery through
+ * the reference's validation and fa_attention_supported() (and, with CUDA,
+ * the learner's and fa_attention_forward()) with its exact status, field
+ * and kernel, the 64-bit boundaries among them; the battery failing
+ * validators that are wrong; the methods fa_attention_method() declares;
+ * the strides helpers, the scale, the variant names; the fixtures' hand
+ * arithmetic against the reference; the rotation of the shape grid; the
+ * judge accepting the reference's own output and rejecting planted
+ * mistakes; the driver's flags.
+ *
+ * `test_stage06 gpu` (exit 77 without a usable GPU): the reference checks;
+ * the method ablation on version 2's output; canaries; a NaN in q, k or v
+ * reaching exactly the outputs the definition says; a call of more than
+ * 2^31 elements in q (64-bit offsets); --case and the problem flags.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "battery.h"
+#include "fa_attention_ref.h"
+#include "fa_check.h"
+#include "fa_cli.h"
+#include "fa_rng.h"
+#include "fa_stage.h"
+#include "fa_status.h"
+#include "fa_test.h"
+#include "fixtures.h"
+#include "flash.h"
+#include "judge.h"
+
+#if FA_HAVE_CUDA
+#include "checks.h"
+#include "fa_device.h"
+#include "runners.h"
+#endif
+
+#define COUNT_OF(array) ((int)(sizeof(array) / sizeof((array)[0])))
+
+static const uint64_t SEED = 20240606;
+
+/* ---- CPU: M24's battery ---------------------------------------------------------------------- */
+
+/** fa_attention_forward() with a validator's signature: it validates before any CUDA call. */
+#if FA_HAVE_CUDA
+static fa_status forward_on_default_stream(const fa_attention_params *p, fa_variant *chosen)
+{
+    (void)chosen;
+    return fa_attention_forward(p, 0);
+}
+#endif
+
+/**
+ * Every call of the battery gets its exact status, names its field and, when
+ * accepted, chooses the expected kernel: from the reference's validation, and
+ * from fa_attention_supported() (the library's entry point, the same
+ * function). With CUDA, the learner's validation too (or its skeleton's "not
+ * implemented"), and fa_attention_forward() on every call that does no work
+ * (refused, or empty): the library validates before it touches the GPU.
+ */
+static void test_battery(fa_tests *t)
+{
+    flash_battery_case cases[FLASH_BATTERY_MAX];
+    const int count = flash_battery(cases);
+    FA_EXPECT(t, count >= 90 && count < FLASH_BATTERY_MAX, "the battery holds %d calls", count);
+    static const struct {
+        const char *name;
+        flash_validator validate;
+    } validators[] = {{"ref_attention_validate", ref_attention_validate},
+                      {"fa_attention_supported", fa_attention_supported}};
+    for (int c = 0; c < count; ++c) {
+        for (int v = 0; v < COUNT_OF(validators); ++v) {
+            fa_status status;
+            char why[FA_RESULT_DETAIL];
+            const bool ok =
+                flash_battery_call(validators[v].validate, &cases[c], &status, why, sizeof why);
+            FA_EXPECT(t, ok, "%s, %s: %s", validators[v].name, cases[c].name, why);
+        }
+#if FA_HAVE_CUDA
+        fa_status status;
+        char why[FA_RESULT_DETAIL];
+        const bool learner_ok =
+            flash_battery_call(learner_attention_validate, &cases[c], &status, why, sizeof why);
+        if (status == FA_ERR_NOT_IMPLEMENTED)
+            FA_EXPECT(t, strstr(fa_last_error(), "not implemented") != NULL,
+                      "learner_attention_validate, %s: \"%s\"", cases[c].name, fa_last_error());
+        else
+            FA_EXPECT(t, learner_ok, "learner_attention_validate, %s: %s", cases[c].name, why);
+        const fa_attention_params *p = &cases[c].params;
+        const bool no_work = cases[c].expected != FA_OK || p->batch == 0 || p->heads_q == 0 ||
+                             p->nq == 0;
+        if (no_work) {
+            flash_battery_case forward = cases[c];
+            forward.chosen = FA_VARIANT_AUTO; /* fa_attention_forward() reports no kernel */
+            FA_EXPECT(t, flash_battery_call(forward_on_default_stream, &forward, &status, why,
+                                            sizeof why),
+                      "fa_attention_forward, %s: %s", cases[c].name, why);
+        }
+#endif
+    }
+}
+
+/** The case of the battery named @p name, or NULL. */
+static const flash_battery_case *battery_case(const flash_battery_case *cases, int count,
+                                              const char *name)
+{
+    for (int c = 0; c < count; ++c)
+        if (strcmp(cases[c].name, name) == 0)
+            return &cases[c];
+    return NULL;
+}
+
+/**
+ * The 64-bit boundaries of the battery are boundaries: each refused call is
+ * its accepted neighbour with one element more (a row stride one larger, or
+ * one query row more), and the accepted one's last element sits exactly at
+ * the largest offset whose end (one past it, in bytes) fits a signed 64-bit
+ * integer.
+ */
+static void test_overflow_boundaries(fa_tests *t)
+{
+    flash_battery_case cases[FLASH_BATTERY_MAX];
+    const int count = flash_battery(cases);
+    static const struct {
+        const char *accepted, *refused;
+        int which; /* 0: q's row stride, 1: k's row stride, 2: nq */
+    } pairs[] = {
+        {"q's last element at offset INT64_MAX / 2 - 1 (the largest; an odd stride: v1)",
+         "q's last element at INT64_MAX / 2: its end is past 64 bits", 0},
+        {"fp32 k's last element at offset INT64_MAX / 4 - 1 (the largest)",
+         "fp32 k's last element at INT64_MAX / 4: its end is past 64 bits", 1},
+        {"lse of 2^15 x 2^15 x (2^31 - 1) floats (the largest nq)",
+         "lse of 2^15 x 2^15 x 2^31 floats", 2},
+    };
+    for (int i = 0; i < COUNT_OF(pairs); ++i) {
+        const flash_battery_case *a = battery_case(cases, count, pairs[i].accepted);
+        const flash_battery_case *r = battery_case(cases, count, pairs[i].refused);
+        if (!FA_EXPECT(t, a != NULL && r != NULL, "boundary pair %d is in the battery", i))
+            continue;
+        FA_EXPECT(t, a->expected == FA_OK && r->expected == FA_ERR_OVERFLOW,
+                  "%s: accepted, its neighbour refused with FA_ERR_OVERFLOW", pairs[i].accepted);
+        const fa_attention_params *pa = &a->params, *pr = &r->params;
+        if (pairs[i].which == 2) {
+            FA_EXPECT(t, pr->nq == pa->nq + 1 && pa->batch * pa->heads_q * pa->nq <= INT64_MAX / 4 &&
+                             pr->batch * pr->heads_q * pr->nq > INT64_MAX / 4,
+                      "lse: %lld x %lld x %lld floats fit, one row more does not",
+                      (long long)pa->batch, (long long)pa->heads_q, (long long)pa->nq);
+            continue;
+        }
+        const fa_strides *sa = pairs[i].which == 0 ? &pa->q_strides : &pa->k_strides;
+        const fa_strides *sr = pairs[i].which == 0 ? &pr->q_strides : &pr->k_strides;
+        const int64_t element = fa_dtype_size(pa->dtype);
+        const int64_t last = sa->row + pa->head_dim - 1; /* 2 rows: row 1's last element */
+        FA_EXPECT(t, sr->row == sa->row + 1 && last == INT64_MAX / element - 1,
+                  "%s: last element at %lld, expected %lld, refused stride %lld = %lld + 1",
+                  pairs[i].accepted, (long long)last, (long long)(INT64_MAX / element - 1),
+                  (long long)sr->row, (long long)sa->row);
+    }
+}
+
+/** Validators that are wrong in one way each, and the reference's, for test_battery_catches(). */
+static fa_status accept_everything(const fa_attention_params *p, fa_variant *chosen)
+{
+    (void)ref_attention_validate(p, chosen); /* the reference's choice where it accepts */
+    return FA_OK;
+}
+
+static fa_status always_v1(const fa_attention_params *p, fa_variant *chosen)
+{
+    const fa_status status = ref_attention_validate(p, chosen);
+    *chosen = FA_VARIANT_CUDA_CORES;
+    return status;
+}
+
+static fa_status silent_refusals(const fa_attention_params *p, fa_variant *chosen)
+{
+    const fa_status status = ref_attention_validate(p, chosen);
+    return status == FA_OK ? FA_OK : fa_fail(status, "fa_attention: bad call");
+}
+
+static fa_status no_stride_checks(const fa_attention_params *p, fa_variant *chosen)
+{
+    if (p == NULL)
+        return ref_attention_validate(p, chosen);
+    fa_attention_params q = *p;
+    q.o_strides = fa_attention_strides_bnhd(q.nq, q.heads_q, q.head_dim);
+    q.q_strides = fa_attention_strides_bnhd(q.nq, q.heads_q, q.head_dim);
+    return ref_attention_validate(&q, chosen);
+}
+
+/**
+ * M24's check passes the reference, and fails validators that accept every
+ * call, always choose v1, refuse without naming the field, or ignore the
+ * strides; --case runs one call of the battery alone.
+ */
+static void test_battery_catches(fa_tests *t)
+{
+    const fa_run_options options = {.seed = SEED};
+    fa_result result = {0};
+    flash_battery_check(ref_attention_validate, &options, &result);
+    FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED && result.cases >= 90,
+              "the reference passes M24's battery: %s (%d cases)", result.detail, result.cases);
+    static const struct {
+        const char *what, *first_failure;
+        flash_validator validate;
+    } wrong[] = {
+        {"accepts everything", "validate 'params NULL'", accept_everything},
+        {"always chooses v1", "validate 'valid bf16 d 64 [B,N,H,D]'", always_v1},
+        {"does not name the field", "validate 'params NULL'", silent_refusals},
+        {"ignores q's and o's strides", "validate 'q_strides.row -1'", no_stride_checks},
+    };
+    for (int w = 0; w < COUNT_OF(wrong); ++w) {
+        result = (fa_result){0};
+        flash_battery_check(wrong[w].validate, &options, &result);
+        FA_EXPECT(t, result.outcome == FA_OUTCOME_FAILED &&
+                         strcmp(result.failed_case, wrong[w].first_failure) == 0,
+                  "a validator that %s must fail M24 at %s: %s: %s", wrong[w].what,
+                  wrong[w].first_failure, fa_outcome_name(result.outcome), result.detail);
+    }
+    const fa_run_options one = {.seed = SEED, .case_name = "validate 'scale NaN'"};
+    result = (fa_result){0};
+    flash_battery_check(ref_attention_validate, &one, &result);
+    FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED && result.cases == 1,
+              "--case runs one call of the battery: %s, %d cases", result.detail, result.cases);
+}
+
+/* ---- CPU: the library's host API ---------------------------------------------------------- */
+
+/** A valid call of fake addresses (never dereferenced) in [B,N,H,D]. */
+static fa_attention_params fake_call(fa_dtype dtype, int64_t head_dim)
+{
+    fa_attention_params p = {0};
+    p.q = (const void *)((uintptr_t)1 << 36);
+    p.k = (const void *)((uintptr_t)2 << 36);
+    p.v = (const void *)((uintptr_t)3 << 36);
+    p.o = (void *)((uintptr_t)4 << 36);
+    p.lse = (float *)((uintptr_t)5 << 36);
+    p.dtype = dtype;
+    p.batch = 2;
+    p.heads_q = 4;
+    p.heads_kv = 2;
+    p.nq = 33;
+    p.nk = 70;
+    p.head_dim = head_dim;
+    p.q_strides = p.o_strides = fa_attention_strides_bnhd(p.nq, p.heads_q, head_dim);
+    p.k_strides = p.v_strides = fa_attention_strides_bnhd(p.nk, p.heads_kv, head_dim);
+    return p;
+}
+
+/**
+ * fa_attention_method() declares what each kernel computes: v1 fp32 FMA on
+ * CUDA cores, P kept fp32, key tiles of TILE1_BC; v2 tensor cores, P rounded
+ * to the input dtype before P V (l from the unrounded P), key tiles of
+ * flash2_bc() by head dimension (128 up to d_pad 64, else 64); both exp2
+ * with the scale folded in and a reciprocal; o in its dtype.
+ */
+static void test_methods(fa_tests *t)
+{
+    static const struct {
+        fa_dtype dtype;
+        int64_t head_dim;
+        bool o_fp32;
+        fa_variant variant;
+        bool tensor_cores;
+        int64_t block_n;
+    } cases[] = {
+        {FA_BF16, 64, false, FA_VARIANT_AUTO, true, 128},
+        {FA_BF16, 64, true, FA_VARIANT_AUTO, true, 128},
+        {FA_F16, 128, false, FA_VARIANT_AUTO, true, 64},
+        {FA_BF16, 256, false, FA_VARIANT_AUTO, true, 64},
+        {FA_F16, 40, true, FA_VARIANT_AUTO, true, 128},
+        {FA_BF16, 8, false, FA_VARIANT_AUTO, true, 128},
+        {FA_BF16, 136, false, FA_VARIANT_TENSOR_CORES, true, 64},
+        {FA_F32, 64, false, FA_VARIANT_AUTO, false, TILE1_BC},
+        {FA_F32, 256, true, FA_VARIANT_CUDA_CORES, false, TILE1_BC},
+        {FA_BF16, 64, false, FA_VARIANT_CUDA_CORES, false, TILE1_BC},
+        {FA_F16, 59, true, FA_VARIANT_AUTO, false, TILE1_BC},
+    };
+    for (int c = 0; c < COUNT_OF(cases); ++c) {
+        fa_attention_params p = fake_call(cases[c].dtype, cases[c].head_dim);
+        p.o_fp32 = cases[c].o_fp32;
+        p.variant = cases[c].variant;
+        fa_attn_method m;
+        if (!FA_EXPECT(t, fa_attention_method(&p, &m) == FA_OK, "method %d: %s", c, fa_last_error()))
+            continue;
+        const bool tc = cases[c].tensor_cores;
+        FA_EXPECT(t, m.input_dtype == cases[c].dtype &&
+                         m.accumulation == (tc ? FA_ACCUM_TENSOR_CORE : FA_ACCUM_FP32) &&
+                         m.block_n == cases[c].block_n &&
+                         m.p_dtype == (tc ? cases[c].dtype : FA_F32) && !m.l_from_rounded_p &&
+                         m.exp_method == FA_EXP_EXP2_PRESCALED &&
+                         m.normalisation == FA_NORM_RECIPROCAL &&
+                         m.output_dtype == (cases[c].o_fp32 ? FA_F32 : cases[c].dtype),
+                  "method %d (%s d %lld, %s): accumulation %d, block_n %lld, P %s, output %s", c,
+                  fa_dtype_name(cases[c].dtype), (long long)cases[c].head_dim,
+                  fa_attention_variant_name(cases[c].variant), (int)m.accumulation,
+                  (long long)m.block_n, fa_dtype_name(m.p_dtype), fa_dtype_name(m.output_dtype));
+    }
+    fa_attention_params bad = fake_call(FA_BF16, 64);
+    bad.scale = NAN;
+    fa_attn_method m;
+    FA_EXPECT_STATUS(t, fa_attention_method(&bad, &m), FA_ERR_INVALID_ARGUMENT, "scale",
+                     "fa_attention_method of a NaN scale");
+    bad = fake_call(FA_F32, 64);
+    bad.variant = FA_VARIANT_TENSOR_CORES;
+    FA_EXPECT_STATUS(t, fa_attention_method(&bad, &m), FA_ERR_UNSUPPORTED, "dtype fp32",
+                     "fa_attention_method of v2 on fp32");
+    /* flash_block_n() (what the score patterns are placed by) is the declared block_n. */
+    for (int64_t d = 1; d <= FLASH2_MAX_D; ++d)
+        for (int version = 1; version <= 2; ++version) {
+            if (version == 2 && d % TILE2_D_MULTIPLE != 0)
+                continue;
+            fa_attention_params p = fake_call(version == 1 ? FA_F32 : FA_BF16, d);
+            p.variant = (fa_variant)version;
+            if (fa_attention_method(&p, &m) != FA_OK || m.block_n != flash_block_n(version, d)) {
+                FA_EXPECT(t, false, "v%d d %lld: declared block_n %lld, flash_block_n %lld (%s)",
+                          version, (long long)d, (long long)m.block_n,
+                          (long long)flash_block_n(version, d), fa_last_error());
+                return;
+            }
+        }
+    FA_EXPECT(t, true, "flash_block_n() agrees with every declared block_n");
+}
+
+/** The strides helpers address element (b, n, h, d) where fa_view_bnhd() / fa_view_bhnd() do. */
+static void test_strides(fa_tests *t)
+{
+    enum { B = 2, N = 5, H = 3, D = 8 };
+    const fa_strides bnhd = fa_attention_strides_bnhd(N, H, D);
+    const fa_strides bhnd = fa_attention_strides_bhnd(N, H, D);
+    FA_EXPECT(t, bnhd.batch == N * H * D && bnhd.row == H * D && bnhd.head == D,
+              "bnhd strides {%lld, %lld, %lld}", (long long)bnhd.batch, (long long)bnhd.row,
+              (long long)bnhd.head);
+    FA_EXPECT(t, bhnd.batch == H * N * D && bhnd.row == D && bhnd.head == N * D,
+              "bhnd strides {%lld, %lld, %lld}", (long long)bhnd.batch, (long long)bhnd.row,
+              (long long)bhnd.head);
+    const fa_tensor_view vn = fa_view_bnhd(NULL, FA_F32, H, N, D);
+    const fa_tensor_view vh = fa_view_bhnd(NULL, FA_F32, H, N, D);
+    int64_t wrong = 0;
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t n = 0; n < N; ++n)
+            for (int64_t h = 0; h < H; ++h) {
+                wrong += b * bnhd.batch + n * bnhd.row + h * bnhd.head !=
+                         b * vn.stride_batch + n * vn.stride_row + h * vn.stride_head;
+                wrong += b * bhnd.batch + n * bhnd.row + h * bhnd.head !=
+                         b * vh.stride_batch + n * vh.stride_row + h * vh.stride_head;
+            }
+    FA_EXPECT(t, wrong == 0, "%lld rows addressed differently from the reference's views",
+              (long long)wrong);
+}
+
+/** scale 0 (or -0) means 1 / sqrt(head_dim) in fp32; any other scale is kept as given. */
+static void test_scale(fa_tests *t)
+{
+    fa_attention_params p = fake_call(FA_BF16, 64);
+    FA_EXPECT(t, fa_attention_scale(&p) == 0.125f, "d 64: %a", (double)fa_attention_scale(&p));
+    p.head_dim = 2;
+    FA_EXPECT(t, fa_attention_scale(&p) == 1.0f / sqrtf(2.0f), "d 2: %a",
+              (double)fa_attention_scale(&p));
+    p.head_dim = 40;
+    p.scale = -0.0f;
+    FA_EXPECT(t, fa_attention_scale(&p) == 1.0f / sqrtf(40.0f), "scale -0, d 40: %a",
+              (double)fa_attention_scale(&p));
+    p.scale = 0.3f;
+    FA_EXPECT(t, fa_attention_scale(&p) == 0.3f, "scale 0.3: %a", (double)fa_attention_scale(&p));
+}
+
+static void test_variant_names(fa_tests *t)
+{
+    FA_EXPECT(t, strcmp(fa_attention_variant_name(FA_VARIANT_AUTO), "auto") == 0, "auto");
+    FA_EXPECT(t, strcmp(fa_attention_variant_name(FA_VARIANT_CUDA_CORES), "v1 CUDA cores") == 0,
+              "v1: %s", fa_attention_variant_name(FA_VARIANT_CUDA_CORES));
+    FA_EXPECT(t, strcmp(fa_attention_variant_name(FA_VARIANT_TENSOR_CORES), "v2 tensor cores") == 0,
+              "v2: %s", fa_attention_variant_name(FA_VARIANT_TENSOR_CORES));
+    FA_EXPECT(t, strcmp(fa_attention_variant_name((fa_variant)7), "unknown") == 0, "7: %s",
+              fa_attention_variant_name((fa_variant)7));
+}
+
+/* ---- CPU: fixtures and the judge ------------------------------------------------------------- */
+
+/** |got - want| within @p tolerance (relative to 1 + |want|), or equal infinities. */
+static bool near(double got, double want, double tolerance)
+{
+    if (isinf(want))
+        return got == want;
+    return fabs(got - want) <= tolerance * (1.0 + fabs(want));
+}
+
+/**
+ * Writes what a correct kernel would: the reference of @p call under
+ * @p method, rounded to o's dtype, into o's span through its strides, and
+ * into lse.
+ */
+static fa_status write_reference(const flash_call *call, const fa_attn_method *method)
+{
+    const fa_attention_params *p = &call->params;
+    fa_attn_reference ref = {0};
+    FA_TRY(fa_attention_reference(&call->problem, method, &ref));
+    const fa_dtype out = p->o_fp32 ? FA_F32 : p->dtype;
+    for (int64_t b = 0; b < p->batch; ++b)
+        for (int64_t h = 0; h < p->heads_q; ++h)
+            for (int64_t r = 0; r < p->nq; ++r) {
+                const int64_t row = (b * p->heads_q + h) * p->nq + r;
+                const int64_t at =
+                    b * p->o_strides.batch + h * p->o_strides.head + r * p->o_strides.row;
+                for (int64_t d = 0; d < p->head_dim; ++d)
+                    fa_store(p->o, out, at + d, (float)ref.o[row * p->head_dim + d]);
+                if (p->lse != NULL)
+                    p->lse[row] = (float)ref.lse[row];
+            }
+    fa_attn_reference_free(&ref);
+    return FA_OK;
+}
+
+/**
+ * c = fp32(ln 2) fp32(log2 e) is 1 exactly; the hand values of every fixture
+ * are the reference's (which uses fp32(ln 2), not ln 2: its weights differ
+ * from the hand powers of two by about 1e-8), in both versions' tile sizes
+ * and every dtype; and the judge accepts them as a kernel's output.
+ */
+static void test_fixtures(fa_tests *t)
+{
+    volatile float scale = FLASH_FIXTURE_SCALE, log2e = FLASH_LOG2E;
+    FA_EXPECT(t, scale * log2e == 1.0f, "fp32(ln 2) * FLASH_LOG2E must round to 1, got %a",
+              (double)(scale * log2e));
+    static const fa_dtype dtypes[] = {FA_F32, FA_BF16, FA_F16};
+    for (int f = 0; f < flash_fixture_count; ++f)
+        for (int version = 1; version <= 2; ++version)
+            for (int d = 0; d < COUNT_OF(dtypes); ++d) {
+                if (version == 2 && dtypes[d] == FA_F32)
+                    continue;
+                const char *name = flash_fixture_name(f);
+                flash_fixture x;
+                const fa_status made = flash_fixture_make(f, flash_block_n(version, 8), dtypes[d], &x);
+                if (!FA_EXPECT(t, made == FA_OK, "fixture '%s': %s", name, fa_last_error()))
+                    continue;
+                const fa_attention_params *p = &x.c.call.params;
+                fa_attn_method method;
+                fa_attn_reference ref = {0};
+                if (FA_EXPECT(t, flash_method(&x.c.call, version, &method) == FA_OK &&
+                                     fa_attention_reference(&x.c.call.problem, &method, &ref) == FA_OK,
+                              "v%d fixture '%s' %s: %s", version, name, fa_dtype_name(dtypes[d]),
+                              fa_last_error())) {
+                    const int64_t rows = flash_lse_count(p);
+                    int64_t wrong = 0;
+                    for (int64_t i = 0; i < rows * p->head_dim; ++i)
+                        wrong += !near(ref.o[i], x.o[i], 1e-6);
+                    for (int64_t i = 0; i < rows; ++i)
+                        wrong += !near(ref.lse[i], x.lse[i], 1e-6);
+                    FA_EXPECT(t, wrong == 0, "v%d fixture '%s' %s: %lld hand values differ from "
+                                             "the reference", version, name,
+                              fa_dtype_name(dtypes[d]), (long long)wrong);
+                    /* The hand values, rounded as a kernel stores them, are covered. */
+                    const fa_dtype out = p->o_fp32 ? FA_F32 : p->dtype;
+                    for (int64_t h = 0; h < p->heads_q; ++h) /* batch 1 */
+                        for (int64_t r = 0; r < p->nq; ++r) {
+                            const int64_t i = h * p->nq + r;
+                            const int64_t at = h * p->o_strides.head + r * p->o_strides.row;
+                            for (int64_t c = 0; c < p->head_dim; ++c)
+                                fa_store(p->o, out, at + c, (float)x.o[i * p->head_dim + c]);
+                            p->lse[i] = (float)x.lse[i];
+                        }
+                    flash_verdict v;
+                    FA_EXPECT(t, flash_judge(&x.c.call, &method, NULL, 0, &v) == FA_OK && v.covered,
+                              "v%d fixture '%s' %s: the hand values are not covered (o worst "
+                              "%.3g, lse worst %.3g)", version, name, fa_dtype_name(dtypes[d]),
+                              v.o.worst_ratio, v.lse.worst_ratio);
+                }
+                fa_attn_reference_free(&ref);
+                flash_fixture_free(&x);
+            }
+}
+
+/**
+ * The grid of each version: every (shape, head dimension) pair once in the
+ * full run; every shape and every head dimension meets both layouts; every
+ * head dimension every dtype of the version; every kind of heads, o dtype,
+ * lse or not, padding, score pattern and an explicit scale appear; names are
+ * unique. --quick is a small subset of the small shapes.
+ */
+static void test_grid(fa_tests *t)
+{
+    for (int version = 1; version <= 2; ++version) {
+        const int count = flash_grid_count(version, false);
+        const int dims = version == 1 ? 11 : 8;
+        FA_EXPECT(t, count == 16 * dims, "v%d: %d grid cases, expected %d", version, count,
+                  16 * dims);
+        bool seen_pair[16][11] = {{false}};
+        unsigned shape_layouts[16] = {0}, dim_layouts[11] = {0}, dim_dtypes[11] = {0};
+        unsigned heads = 0, o32 = 0, lse = 0, padded = 0, scores = 0;
+        int explicit_scale = 0;
+        int64_t shapes_nq[16] = {0}, shapes_nk[16] = {0}, dims_d[11] = {0};
+        int shapes = 0, dim_count = 0;
+        for (int i = 0; i < count; ++i) {
+            const flash_spec s = flash_grid_spec(version, false, i);
+            int si = 0, di = 0;
+            while (si < shapes && !(shapes_nq[si] == s.nq && shapes_nk[si] == s.nk))
+                ++si;
+            if (si == shapes && shapes < 16) {
+                shapes_nq[shapes] = s.nq;
+                shapes_nk[shapes++] = s.nk;
+            }
+            while (di < dim_count && dims_d[di] != s.head_dim)
+                ++di;
+            if (di == dim_count && dim_count < 11)
+                dims_d[dim_count++] = s.head_dim;
+            if (si >= 16 || di >= 11)
+                continue;
+            FA_EXPECT(t, !seen_pair[si][di], "v%d: pair nq %lld nk %lld d %lld twice", version,
+                      (long long)s.nq, (long long)s.nk, (long long)s.head_dim);
+            seen_pair[si][di] = true;
+            shape_layouts[si] |= 1u << s.layout;
+            dim_layouts[di] |= 1u << s.layout;
+            dim_dtypes[di] |= 1u << s.dtype;
+            heads |= 1u << (s.heads_q == s.heads_kv ? 0 : s.heads_kv == 1 ? 1 : 2);
+            o32 |= 1u << s.o_fp32;
+            lse |= 1u << s.lse;
+            padded |= 1u << s.padded;
+            scores |= 1u << s.scores;
+            explicit_scale += s.scale != 0.0f;
+            FA_EXPECT(t, version == 1 || s.head_dim % 8 == 0, "v2 d %lld", (long long)s.head_dim);
+        }
+        FA_EXPECT(t, shapes == 16 && dim_count == dims, "v%d: %d shapes, %d head dimensions",
+                  version, shapes, dim_count);
+        int missing = 0;
+        for (int si = 0; si < shapes; ++si)
+            missing += shape_layouts[si] != 3u;
+        for (int di = 0; di < dim_count; ++di)
+            missing += dim_layouts[di] != 3u || dim_dtypes[di] != (version == 1 ? 7u : 6u);
+        FA_EXPECT(t, missing == 0, "v%d: %d shapes or head dimensions miss a layout or a dtype",
+                  version, missing);
+        FA_EXPECT(t, heads == 7u && o32 == 3u && lse == 3u && padded == 3u &&
+                         scores == (1u << FLASH_SCORE_KINDS) - 1 && explicit_scale > 0,
+                  "v%d: heads %x, o fp32 %x, lse %x, padded %x, scores %x, explicit scales %d",
+                  version, heads, o32, lse, padded, scores, explicit_scale);
+
+        const int quick = flash_grid_count(version, true);
+        FA_EXPECT(t, quick >= 10 && quick <= count / 4, "v%d: %d quick cases", version, quick);
+        int big = 0;
+        for (int i = 0; i < quick; ++i) {
+            const flash_spec s = flash_grid_spec(version, true, i);
+            big += s.nq * s.nk > FLASH_QUICK_MAX_PAIRS;
+        }
+        FA_EXPECT(t, big == 0, "v%d: %d quick cases of a large shape", version, big);
+    }
+}
+
+/** Judges @p call's current outputs; true when covered (@p verdict filled). */
+static bool judged(const flash_call *call, const fa_attn_method *m, const int64_t *rows,
+                   int64_t count, flash_verdict *verdict)
+{
+    return flash_judge(call, m, rows, count, verdict) == FA_OK && verdict->covered;
+}
+
+/**
+ * On the CPU, the judge accepts the reference's own output (rounded to o's
+ * dtype, written through o's strides) for cases of every storage, and
+ * rejects planted mistakes, naming where: an element far off, an element
+ * never written, a byte written into a gap of o, an lse off; and on a
+ * sampled call, the coordinate is the call's row.
+ */
+static void test_judge(fa_tests *t)
+{
+    static const struct {
+        int version;
+        flash_spec spec;
+    } cases[] = {
+        {2, {2, 4, 2, 70, 45, 40, FA_BF16, FLASH_BHND, true, false, true, 0.0f,
+             FLASH_SCORES_ROW_BIAS, 1.0}},
+        {2, {1, 3, 1, 33, 130, 64, FA_F16, FLASH_BNHD, false, true, false, 0.0f,
+             FLASH_SCORES_LATE_MAX, 3.0}},
+        {1, {2, 2, 2, 20, 10, 2, FA_F32, FLASH_BNHD, false, false, true, 0.3f,
+             FLASH_SCORES_SPREAD, 1.0}},
+        {1, {1, 2, 1, 65, 70, 59, FA_BF16, FLASH_BHND, true, true, true, 0.0f,
+             FLASH_SCORES_RISING, 8.0}},
+    };
+    for (int c = 0; c < COUNT_OF(cases); ++c) {
+        const flash_spec *s = &cases[c].spec;
+        const int version = cases[c].version;
+        fa_rng rng;
+        fa_rng_seed(&rng, SEED, 10 + (uint64_t)c);
+        flash_case fc;
+        fa_attn_method m;
+        if (!FA_EXPECT(t, flash_case_random(&fc, s, flash_block_n(version, s->head_dim), &rng) == FA_OK &&
+                              flash_method(&fc.call, version, &m) == FA_OK &&
+                              write_reference(&fc.call, &m) == FA_OK,
+                       "judge case %d: %s", c, fa_last_error()))
+            continue;
+        fa_attention_params *p = &fc.call.params;
+        flash_verdict v;
+        FA_EXPECT(t, judged(&fc.call, &m, NULL, 0, &v), "judge case %d: the reference's own output "
+                  "is not covered (o worst %.3g, lse worst %.3g, %lld gap bytes)", c,
+                  v.o.worst_ratio, v.lse.worst_ratio, (long long)v.gap_bytes);
+        const fa_dtype out = p->o_fp32 ? FA_F32 : p->dtype;
+        /* Element (batch last, head last, row nq - 1, col 1) far off. */
+        const int64_t at = (p->batch - 1) * p->o_strides.batch + (p->heads_q - 1) * p->o_strides.head +
+                           (p->nq - 1) * p->o_strides.row + (p->head_dim > 1 ? 1 : 0);
+        const float kept = fa_load(p->o, out, at);
+        fa_store(p->o, out, at, kept + 4.0f);
+        fa_result result = {0};
+        char where[96];
+        snprintf(where, sizeof where, "o at (batch %lld, head %lld, row %lld, col %d)",
+                 (long long)p->batch - 1, (long long)p->heads_q - 1, (long long)p->nq - 1,
+                 p->head_dim > 1 ? 1 : 0);
+        FA_EXPECT(t, !flash_result_judge(&result, "x", &fc.call, &m, NULL, 0) &&
+                         strstr(result.detail, where) != NULL,
+                  "judge case %d: an element 4 off must fail at %s: %s", c, where, result.detail);
+        fa_store(p->o, out, at, kept);
+        /* The same element never written. */
+        if (out == FA_F32)
+            fa_poison_host((float *)p->o + at, sizeof(float));
+        else
+            fa_poison_host((uint16_t *)p->o + at, sizeof(uint16_t));
+        FA_EXPECT(t, !judged(&fc.call, &m, NULL, 0, &v) && v.o.unwritten == 1,
+                  "judge case %d: an unwritten element must be reported (%lld unwritten)", c,
+                  (long long)v.o.unwritten);
+        fa_store(p->o, out, at, kept);
+        if (s->padded) {
+            /* A byte in the gap after the first row. */
+            unsigned char *gap = (unsigned char *)p->o + p->head_dim * flash_o_element_bytes(p) *
+                                                             (s->layout == FLASH_BNHD ? p->heads_q : 1);
+            *gap = 0;
+            result = (fa_result){0};
+            FA_EXPECT(t, !flash_result_judge(&result, "x", &fc.call, &m, NULL, 0) &&
+                             strstr(result.detail, "between the elements of o") != NULL,
+                      "judge case %d: a byte written into a gap of o must fail: %s", c,
+                      result.detail);
+            *gap = FA_POISON_BYTE;
+        }
+        if (p->lse != NULL) {
+            p->lse[0] += 0.5f;
+            result = (fa_result){0};
+            FA_EXPECT(t, !flash_result_judge(&result, "x", &fc.call, &m, NULL, 0) &&
+                             strstr(result.detail, "lse at (batch 0, head 0, row 0)") != NULL,
+                      "judge case %d: lse 0.5 off must fail at its row: %s", c, result.detail);
+            p->lse[0] -= 0.5f;
+        }
+        FA_EXPECT(t, judged(&fc.call, &m, NULL, 0, &v), "judge case %d: restored, covered again", c);
+        flash_case_free(&fc);
+    }
+
+    /* A sampled call: rows 0..63, 1036..1099 and 3 mod 16 of 1100 rows; a mistake in row 1050
+     * (in the sample) is reported at row 1050, one in row 500 (not in it) is not seen. */
+    const flash_spec s = {1, 2, 1, 1100, 20, 8, FA_BF16, FLASH_BNHD, false, false, true, 0.0f,
+                          FLASH_SCORES_SPREAD, 1.0};
+    int64_t rows[1100];
+    const int64_t count = flash_sample_rows(s.nq, rows);
+    FA_EXPECT(t, count == 64 + 64 + 61 && rows[0] == 0 && rows[64] == 67 &&
+                     rows[count - 1] == 1099,
+              "sample of 1100 rows: %lld rows", (long long)count);
+    flash_case fc;
+    fa_rng rng;
+    fa_rng_seed(&rng, SEED, 20);
+    fa_attn_method m;
+    if (FA_EXPECT(t, flash_case_random(&fc, &s, flash_block_n(2, 8), &rng) == FA_OK &&
+                         flash_method(&fc.call, 2, &m) == FA_OK && write_reference(&fc.call, &m) == FA_OK,
+                  "sampled case: %s", fa_last_error())) {
+        fa_attention_params *p = &fc.call.params;
+        flash_verdict v;
+        FA_EXPECT(t, judged(&fc.call, &m, rows, count, &v), "sampled: the reference is covered");
+        const int64_t unseen = 500 * p->o_strides.row + p->o_strides.head + 2;
+        fa_store(p->o, FA_BF16, unseen, fa_load(p->o, FA_BF16, unseen) + 4.0f);
+        FA_EXPECT(t, judged(&fc.call, &m, rows, count, &v), "sampled: row 500 is not in the sample");
+        const int64_t seen = 1050 * p->o_strides.row + p->o_strides.head + 2;
+        fa_store(p->o, FA_BF16, seen, fa_load(p->o, FA_BF16, seen) + 4.0f);
+        fa_result result = {0};
+        FA_EXPECT(t, !flash_result_judge(&result, "x", &fc.call, &m, rows, count) &&
+                         strstr(result.detail, "o at (batch 0, head 1, row 1050, col 2)") != NULL,
+                  "sampled: a mistake in row 1050 is reported there: %s", result.detail);
+        flash_case_free(&fc);
+    }
+}
+
+/* ---- CPU: the driver's flags ------------------------------------------------------------------ */
+
+/**
+ * Every bad command line gets the usage exit code, 2, before any GPU work:
+ * the parser is plain C, so this holds in builds without CUDA too.
+ */
+static void test_driver_flags(fa_tests *t)
+{
+    static const char *const bad[][8] = {
+        {"stage06", "--milestone", "23", "--version", "3"},   /* M23 has versions 1 and 2 */
+        {"stage06", "--milestone", "24", "--version", "1"},   /* M24 has one version */
+        {"stage06", "--version", "1"},                        /* --version needs --milestone */
+        {"stage06", "--mask", "causal"},                      /* the masks are stage 07's */
+        {"stage06", "--milestone", "22"},                     /* a milestone of stage 05 */
+        {"stage06", "--milestone", "25"},                     /* a milestone of stage 07 */
+        {"stage06", "--heads-kv", "0"},                       /* heads_kv >= 1 */
+        {"stage06", "--d", "0"},                              /* d >= 1 */
+        {"stage06", "--nq", "-1"},                            /* sizes are >= 0 */
+        {"stage06", "--dtype", "fp64"},
+        {"stage06", "--chunk", "4"},                          /* no stage-06 milestone reads it */
+        {"stage06", "--rows", "4"},
+        {"stage06", "--milestone", "24", "--nq", "5"},        /* M24 reads no problem flags */
+        {"stage06", "--nq", "5", "--case", "v1 fixture '2-tile'"}, /* a case or a problem */
+        {"stage06", "--bench", "--nq", "64"},
+        {"stage06", "--tour", "--d", "64"},
+    };
+    for (int c = 0; c < COUNT_OF(bad); ++c)
+        FA_EXPECT_USAGE_ERROR(t, 6, bad[c]);
+    fa_stage_request request;
+    static const char *const help[] = {"stage06", "--help", NULL};
+    FA_EXPECT(t, fa_stage_parse_words(help, 6, &request) == FA_CLI_HELP,
+              "stage06 --help must print the usage and exit 0");
+    static const char *const every[] = {"stage06", "--milestone", "23", "--version", "2",
+                                        "--batch", "2", "--heads", "8", "--heads-kv", "2",
+                                        "--nq", "100", "--nk", "77", "--d", "40", "--dtype",
+                                        "fp16", NULL};
+    const fa_problem *p = &request.run.problem;
+    FA_EXPECT(t, fa_stage_parse_words(every, 6, &request) == FA_CLI_OK && request.milestone == 23 &&
+                     request.run.version == 2 && p->batch == 2 && p->heads == 8 &&
+                     p->heads_kv == 2 && p->nq == 100 && p->nk == 77 && p->d == 40 &&
+                     p->dtype == FA_F16,
+              "every problem flag of M23 must parse");
+    static const char *const problem[] = {"stage06", "--nq", "100", NULL};
+    FA_EXPECT(t, fa_stage_parse_words(problem, 6, &request) == FA_CLI_OK &&
+                     request.run.problem.given == FA_PROBLEM_NQ,
+              "--nq 100 alone describes M23's problem");
+    static const char *const rerun[] = {"stage06", "--milestone", "23", "--case",
+                                        "v2 grid 17 nq=128 nk=217 d=96 fp16 bnhd mqa",
+                                        "--seed", "7", NULL};
+    FA_EXPECT(t, fa_stage_parse_words(rerun, 6, &request) == FA_CLI_OK &&
+                     strcmp(request.run.case_name, "v2 grid 17 nq=128 nk=217 d=96 fp16 bnhd mqa") == 0 &&
+                     request.run.seed == 7,
+              "a rerun line must parse");
+}
+
+/* ---- GPU ------------------------------------------------------------------------------------ */
+
+#if FA_HAVE_CUDA
+
+static void test_reference_checks(fa_tests *t)
+{
+    const fa_run_options options = {.seed = SEED, .quick = false};
+    FA_EXPECT_REFERENCE_CHECKS(t, &stage06, &options);
+}
+
+/** Runs version @p version of the reference on @p c (poisoned again first); false on an error. */
+static bool reference_run(fa_tests *t, int version, flash_case *c, const char *what)
+{
+    flash_case_poison(c);
+    const flash_sizes sizes = flash_sizes_of(&c->call.params);
+    int64_t overwritten = 0;
+    const fa_status status =
+        flash_run_on_host(FA_IMPL_REFERENCE, version, &c->call.params, &sizes, &overwritten);
+    return FA_EXPECT(t, status == FA_OK && overwritten == 0, "v%d %s: %s (%lld canary bytes)",
+                     version, what, fa_last_error(), (long long)overwritten);
+}
+
+/**
+ * The method is what makes a verdict: version 2's output, judged by its
+ * declared method (tensor cores, P rounded to bf16), is covered; judged as
+ * if it ran on CUDA cores with P in fp32 (version 1's accumulation and P:
+ * the tensor cores and the bf16 P dropped), it is not. The input that makes
+ * the ablation bite: v = 1000 + normal(0, 1) (fa_case_fill_values() with
+ * offset 1000) over 64 keys of spread 1, o in fp32 (a bf16 o would round
+ * 1000 by 2). Rounding P to bf16 moves sum_j P_j v_j / l by about
+ * 1000 x 2^-9 / sqrt(64 / e), 0.2, while the fp32-P bound allows about
+ * 1000 x 64 x 2^-24 plus o's own terms, 0.01. Dropping the bf16 P alone
+ * is no method the reference models (tensor cores read 16-bit P: an fp32 P
+ * would be tf32), and dropping the tensor cores alone cannot bite: where P
+ * is rounded, its u_P sum_j P_j |v_j| term is about 2^15 / nk times the
+ * accumulation terms that tell the two apart.
+ */
+static void test_method_ablation(fa_tests *t)
+{
+    const flash_spec s = {1, 2, 2, 128, 64, 64, FA_BF16, FLASH_BNHD, false, true, true, 0.0f,
+                          FLASH_SCORES_SPREAD, 1.0};
+    fa_rng rng;
+    fa_rng_seed(&rng, SEED, 30);
+    flash_case c;
+    fa_attn_method declared;
+    if (!FA_EXPECT(t, flash_case_random(&c, &s, flash_block_n(2, s.head_dim), &rng) == FA_OK &&
+                          flash_method(&c.call, 2, &declared) == FA_OK,
+                   "ablation case: %s", fa_last_error()))
+        return;
+    fa_case_fill_values(&c.inputs, 1000.0, &rng);
+    if (reference_run(t, 2, &c, "ablation case")) {
+        flash_verdict v;
+        FA_EXPECT(t, judged(&c.call, &declared, NULL, 0, &v),
+                  "v2 judged by its declared method must be covered (o worst %.3g)",
+                  v.o.worst_ratio);
+        fa_attn_method cuda_cores = declared;
+        cuda_cores.accumulation = FA_ACCUM_FP32;
+        cuda_cores.p_dtype = FA_F32;
+        FA_EXPECT(t, flash_judge(&c.call, &cuda_cores, NULL, 0, &v) == FA_OK && !v.covered &&
+                         v.o.uncovered > 0,
+                  "v2 judged as fp32 FMA with P in fp32 (tensor cores and bf16 P dropped) must "
+                  "fail: %s, o worst %.3g, %lld uncovered",
+                  fa_last_error(), v.o.worst_ratio, (long long)v.o.uncovered);
+        fa_attn_method fp32_p = declared;
+        fp32_p.p_dtype = FA_F32;
+        FA_EXPECT_STATUS(t, flash_judge(&c.call, &fp32_p, NULL, 0, &v), FA_ERR_UNSUPPORTED, "tf32",
+                         "tensor cores with an fp32 P: no method the reference models");
+    }
+    flash_case_free(&c);
+}
+
+/** Poisoned elements of o (through its strides) and of lse after a run of @p c. */
+static int64_t unwritten(const flash_case *c)
+{
+    const fa_attention_params *p = &c->call.params;
+    const int64_t rows = flash_lse_count(p);
+    float *o = fa_new_floats(rows * p->head_dim);
+    flash_gather_o(p, NULL, p->nq, o);
+    int64_t count = 0;
+    for (int64_t i = 0; i < rows * p->head_dim; ++i)
+        count += fa_is_poison(o[i]);
+    for (int64_t i = 0; p->lse != NULL && i < rows; ++i)
+        count += fa_is_poison(p->lse[i]);
+    free(o);
+    return count;
+}
+
+/**
+ * At the right sizes nothing is left unwritten and no canary changes; with
+ * o or lse one element short (the runner's buffers are the test's to
+ * shrink; the kernels are untouched), the canaries catch the last write.
+ */
+static void test_canaries(fa_tests *t)
+{
+    const flash_spec s = {2, 4, 2, 70, 100, 64, FA_BF16, FLASH_BNHD, false, false, true, 0.0f,
+                          FLASH_SCORES_SPREAD, 1.0};
+    for (int version = 1; version <= 2; ++version) {
+        fa_rng rng;
+        fa_rng_seed(&rng, SEED, 40 + (uint64_t)version);
+        flash_case c;
+        if (!FA_EXPECT(t, flash_case_random(&c, &s, flash_block_n(version, 64), &rng) == FA_OK,
+                       "canary case: %s", fa_last_error()))
+            continue;
+        const fa_attention_params *p = &c.call.params;
+        if (reference_run(t, version, &c, "canaries at the right size"))
+            FA_EXPECT(t, unwritten(&c) == 0, "v%d: %lld outputs unwritten", version,
+                      (long long)unwritten(&c));
+        for (int shrunk = 0; shrunk < 2; ++shrunk) {
+            flash_sizes sizes = flash_sizes_of(p);
+            if (shrunk == 0)
+                sizes.o_bytes -= flash_o_element_bytes(p);
+            else
+                sizes.lse_count -= 1;
+            int64_t overwritten = 0;
+            flash_case_poison(&c);
+            const fa_status status =
+                flash_run_on_host(FA_IMPL_REFERENCE, version, p, &sizes, &overwritten);
+            FA_EXPECT(t, status == FA_OK && overwritten > 0,
+                      "v%d, %s one element short: the canaries must catch the write (%lld "
+                      "bytes, %s)",
+                      version, shrunk == 0 ? "o" : "lse", (long long)overwritten, fa_last_error());
+        }
+        flash_case_free(&c);
+    }
+}
+
+/** Which outputs a NaN in one input reaches (the definition, fa_attention_ref.h). */
+typedef enum nan_input { NAN_Q_ROW = 0, NAN_K_KEY, NAN_V_KEY } nan_input;
+
+/**
+ * A NaN in one query row reaches exactly that row (o and lse); in one key of
+ * k, every row of the query heads reading that key/value head in that batch
+ * (o and lse); in one key of v, column c of o on those same rows and nothing
+ * else (lse stays finite): every allowed key's row of v reaches o, whatever
+ * its weight. Everything else is finite. GQA, both versions.
+ */
+static void test_nan_propagation(fa_tests *t)
+{
+    enum { B = 2, HQ = 4, HKV = 2, NQ = 70, NK = 100, D = 64 };
+    const flash_spec s = {B, HQ, HKV, NQ, NK, D, FA_BF16, FLASH_BNHD, false, false, true, 0.0f,
+                          FLASH_SCORES_SPREAD, 1.0};
+    static const char *const names[] = {"q row", "k key", "v key"};
+    /* q: (batch 1, head 3, row 66, dim 5); k: (batch 0, kv head 1, key 37, dim 9);
+     * v: (batch 1, kv head 0, key 80, column 11). */
+    for (int version = 1; version <= 2; ++version)
+        for (int which = NAN_Q_ROW; which <= NAN_V_KEY; ++which) {
+            fa_rng rng;
+            fa_rng_seed(&rng, SEED, 50 + (uint64_t)(version * 3 + which));
+            flash_case c;
+            if (!FA_EXPECT(t, flash_case_random(&c, &s, flash_block_n(version, D), &rng) == FA_OK,
+                           "NaN case: %s", fa_last_error()))
+                continue;
+            if (which == NAN_Q_ROW)
+                fa_case_set(&c.inputs, FA_CASE_Q, 1, 3, 66, 5, NAN);
+            else if (which == NAN_K_KEY)
+                fa_case_set(&c.inputs, FA_CASE_K, 0, 1, 37, 9, NAN);
+            else
+                fa_case_set(&c.inputs, FA_CASE_V, 1, 0, 80, 11, NAN);
+            if (reference_run(t, version, &c, names[which])) {
+                const fa_attention_params *p = &c.call.params;
+                float *o = fa_new_floats(B * HQ * NQ * D);
+                flash_gather_o(p, NULL, NQ, o);
+                int64_t wrong = 0;
+                for (int64_t b = 0; b < B; ++b)
+                    for (int64_t h = 0; h < HQ; ++h)
+                        for (int64_t i = 0; i < NQ; ++i) {
+                            const int64_t row = (b * HQ + h) * NQ + i;
+                            const int64_t group = h / (HQ / HKV);
+                            const bool whole = which == NAN_Q_ROW ? b == 1 && h == 3 && i == 66
+                                               : which == NAN_K_KEY ? b == 0 && group == 1
+                                                                    : false;
+                            const bool column = which == NAN_V_KEY && b == 1 && group == 0;
+                            for (int64_t d = 0; d < D; ++d)
+                                wrong += (bool)isnan(o[row * D + d]) != (whole || (column && d == 11));
+                            wrong += (bool)isnan(p->lse[row]) != whole;
+                        }
+                fa_attn_method m;
+                flash_verdict v;
+                FA_EXPECT(t, wrong == 0, "v%d NaN in one %s: %lld outputs with the wrong NaN-ness",
+                          version, names[which], (long long)wrong);
+                FA_EXPECT(t, flash_method(&c.call, version, &m) == FA_OK &&
+                                 judged(&c.call, &m, NULL, 0, &v),
+                          "v%d NaN in one %s: the reference must cover the output (%lld "
+                          "uncovered)", version, names[which], (long long)v.o.uncovered);
+                free(o);
+            }
+            flash_case_free(&c);
+        }
+}
+
+/**
+ * A call of more than 2^31 elements in q: batch 1, 16 heads, 2^20 + 64
+ * query rows of 128 bf16 (4 GiB; q and o elements past 2^31 need 64-bit
+ * offsets), 256 keys. Version 1 in [B,N,H,D] (rows past 2^20 are past
+ * 2^31 elements), version 2 in [B,H,N,D] (heads 8 and up are). Every element
+ * of o is written, no canary changes, and sampled rows at the edges of the
+ * 2^31 boundary are judged by the reference (the whole would take the CPU
+ * hours). q repeats 509 random rows (filling 2^31 values one by one would
+ * take minutes).
+ */
+static void test_large_offsets(fa_tests *t)
+{
+    enum { HEADS = 16, D = 128, NK = 256, TABLE_ROWS = 509 };
+    const int64_t nq = ((int64_t)1 << 20) + 64;
+    static const int64_t rows[] = {0, 1, 63, 64, (int64_t)1 << 19, ((int64_t)1 << 20) - 1,
+                                   (int64_t)1 << 20, ((int64_t)1 << 20) + 1,
+                                   ((int64_t)1 << 20) + 63};
+    for (int version = 1; version <= 2; ++version) {
+        const flash_layout layout = version == 1 ? FLASH_BNHD : FLASH_BHND;
+        /* k, v and the table of q rows from a small case; q and o made here. */
+        const flash_spec small = {1, HEADS, HEADS, TABLE_ROWS, NK, D, FA_BF16, layout, false,
+                                  false, true, 0.0f, FLASH_SCORES_SPREAD, 1.0};
+        fa_rng rng;
+        fa_rng_seed(&rng, SEED, 60 + (uint64_t)version);
+        flash_case c;
+        if (!FA_EXPECT(t, flash_case_random(&c, &small, flash_block_n(version, D), &rng) == FA_OK,
+                       "large case: %s", fa_last_error()))
+            continue;
+        const int64_t elements = nq * HEADS * D;
+        uint16_t *q = malloc((size_t)elements * sizeof(uint16_t));
+        uint16_t *o = malloc((size_t)elements * sizeof(uint16_t));
+        float *lse = malloc((size_t)(HEADS * nq) * sizeof(float));
+        if (!FA_EXPECT(t, q && o && lse, "no host memory for 2 x %lld bf16", (long long)elements)) {
+            free(q), free(o), free(lse);
+            flash_case_free(&c);
+            continue;
+        }
+        flash_call call = c.call;
+        fa_attention_params *p = &call.params;
+        p->nq = nq;
+        p->q_strides = p->o_strides = layout == FLASH_BNHD ? fa_attention_strides_bnhd(nq, HEADS, D)
+                                                           : fa_attention_strides_bhnd(nq, HEADS, D);
+        for (int64_t n = 0; n < nq; ++n)
+            for (int64_t h = 0; h < HEADS; ++h)
+                memcpy(q + n * p->q_strides.row + h * p->q_strides.head,
+                       (const uint16_t *)c.call.params.q +
+                           ((n * HEADS + h) % TABLE_ROWS) * c.call.params.q_strides.row,
+                       D * sizeof(uint16_t));
+        p->q = q;
+        p->o = o;
+        p->lse = lse;
+        call.problem.nq = nq;
+        call.problem.q = (layout == FLASH_BNHD ? fa_view_bnhd : fa_view_bhnd)(q, FA_BF16, HEADS, nq, D);
+        fa_poison_host(o, (size_t)elements * sizeof(uint16_t));
+        fa_poison_host(lse, (size_t)(HEADS * nq) * sizeof(float));
+        FA_EXPECT(t, elements > ((int64_t)1 << 31), "q holds %lld elements", (long long)elements);
+        const flash_sizes sizes = flash_sizes_of(p);
+        int64_t overwritten = 0;
+        const fa_status status = flash_run_on_host(FA_IMPL_REFERENCE, version, p, &sizes, &overwritten);
+        if (FA_EXPECT(t, status == FA_OK && overwritten == 0,
+                      "v%d on 2^31 + %lld elements: %s (%lld canary bytes)", version,
+                      (long long)(elements - ((int64_t)1 << 31)), fa_last_error(),
+                      (long long)overwritten)) {
+            int64_t left = 0;
+            for (int64_t i = 0; i < elements; ++i)
+                left += o[i] == 0xFFFF;
+            for (int64_t i = 0; i < HEADS * nq; ++i)
+                left += fa_is_poison(lse[i]);
+            FA_EXPECT(t, left == 0, "v%d: %lld outputs past 2^31 elements unwritten", version,
+                      (long long)left);
+            fa_attn_method m;
+            fa_result result = {0};
+            FA_EXPECT(t, flash_method(&call, version, &m) == FA_OK &&
+                             flash_result_judge(&result, "large", &call, &m, rows, COUNT_OF(rows)),
+                      "v%d: sampled rows around 2^31 elements: %s %s", version, result.detail,
+                      fa_last_error());
+        }
+        free(q);
+        free(o);
+        free(lse);
+        flash_case_free(&c);
+    }
+}
+
+/**
+ * --case reruns exactly the named case; the problem flags make one case per
+ * version of their own (head dimensions 1 and 40 included), and a problem the
+ * launcher refuses reports the launcher's error.
+ */
+static void test_case_selection(fa_tests *t)
+{
+    const fa_milestone_check *m23 = &stage06.checks[0];
+    char names[4][FA_CASE_NAME];
+    snprintf(names[0], sizeof names[0], "v1 fixture '2-tile'");
+    snprintf(names[1], sizeof names[1], "v2 fixture 'no-keys'");
+    for (int i = 0; i < 2; ++i) {
+        const int version = i + 1, index = i == 0 ? 37 : 17;
+        const flash_spec s = flash_grid_spec(version, false, index);
+        snprintf(names[2 + i], sizeof names[2 + i], "v%d grid %d ", version, index);
+        const size_t used = strlen(names[2 + i]);
+        flash_spec_describe(&s, names[2 + i] + used, sizeof names[2 + i] - used);
+    }
+    for (int i = 0; i < 4; ++i) {
+        const fa_run_options options = {.seed = SEED, .case_name = names[i]};
+        fa_result result = {0};
+        m23->check(FA_IMPL_REFERENCE, &options, &result);
+        FA_EXPECT(t, result.outcome == FA_OUTCOME_PASSED && result.cases == 1,
+                  "--case \"%s\" must run exactly its case: %s, %d cases", names[i],
+                  result.detail, result.cases);
+    }
+    fa_run_options options = {.seed = SEED, .case_name = "no such case"};
+    fa_result result = {0};
+    m23->check(FA_IMPL_REFERENCE, &options, &result);
+    FA_EXPECT(t, result.cases == 0, "an unknown --case must run nothing (%d cases)", result.cases);
+
+    static const struct {
+        int version;
+        unsigned given;
+        int64_t heads, heads_kv, d;
+        fa_dtype dtype;
+        fa_outcome outcome;
+        int cases;
+        const char *needle;
+    } flags[] = {
+        {0, FA_PROBLEM_HEADS | FA_PROBLEM_NQ, 2, 0, 0, FA_F32, FA_OUTCOME_PASSED, 2, ""},
+        {2, FA_PROBLEM_HEADS | FA_PROBLEM_NQ, 2, 0, 0, FA_F32, FA_OUTCOME_PASSED, 1, ""},
+        {2, FA_PROBLEM_D, 0, 0, 40, FA_F32, FA_OUTCOME_PASSED, 1, ""},
+        {1, FA_PROBLEM_D, 0, 0, 1, FA_F32, FA_OUTCOME_PASSED, 1, ""},
+        {2, FA_PROBLEM_DTYPE, 0, 0, 0, FA_F32, FA_OUTCOME_ERROR, 1, "dtype fp32"},
+        {1, FA_PROBLEM_HEADS | FA_PROBLEM_HEADS_KV, 3, 2, 0, FA_F32, FA_OUTCOME_ERROR, 1,
+         "heads_q = 3 is not a multiple of heads_kv = 2"},
+    };
+    for (int f = 0; f < COUNT_OF(flags); ++f) {
+        options = (fa_run_options){.seed = SEED, .version = flags[f].version};
+        options.problem.given = flags[f].given;
+        options.problem.heads = flags[f].heads;
+        options.problem.heads_kv = flags[f].heads_kv;
+        options.problem.nq = 100;
+        options.problem.d = flags[f].d;
+        options.problem.dtype = flags[f].dtype;
+        result = (fa_result){0};
+        m23->check(FA_IMPL_REFERENCE, &options, &result);
+        FA_EXPECT(t, result.outcome == flags[f].outcome && result.cases == flags[f].cases &&
+                         strstr(result.detail, flags[f].needle) != NULL,
+                  "flags %d (--version %d): %s: %s, %d cases", f, flags[f].version,
+                  fa_outcome_name(result.outcome), result.detail, result.cases);
+    }
+}
+
+#endif /* FA_HAVE_CUDA */
+
+int main(int argc, char **argv)
+{
+    static const fa_test_fn cpu[] = {
+        test_battery,  test_overflow_boundaries, test_battery_catches, test_methods,
+        test_strides,  test_scale,               test_variant_names,   test_fixtures,
+        test_grid,     test_judge,               test_driver_flags,
+    };
+#if FA_HAVE_CUDA
+    static const fa_test_fn gpu[] = {
+        test_reference_checks, test_method_ablation, test_canaries,
+        test_nan_propagation,  test_large_offsets,   test_case_selection,
+    };
+    const fa_test_suite suite = {"test_stage06", cpu, COUNT_OF(cpu), gpu, COUNT_OF(gpu),
+                                 fa_gpu_gate};
+#else
+    const fa_test_suite suite = {"test_stage06", cpu, COUNT_OF(cpu), NULL, 0, NULL};
+#endif
+    return fa_test_main(argc, argv, &suite);
+}

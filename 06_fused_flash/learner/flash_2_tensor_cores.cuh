@@ -1,0 +1,184 @@
+/*
+ * Stage 06, M23 version 2 — YOUR FUSED KERNEL ON TENSOR CORES (the exercise).
+ * Lesson: 06_fused_flash/README.md, section "M23 version 2: FlashAttention-2's
+ * structure" (the copy/compute timeline is drawn there), beside
+ * 05_tiled_blocks/README.md, "Level 2: tensor cores".
+ *
+ * You write flash2_kernel<T, TO, D_PAD, MT, BC> out of the level-2 blocks of
+ * stage 05 in FlashAttention-2's order. Write version 1 first
+ * (flash_1_cuda_cores.cuh): the loop is the same; what is new here is the
+ * order of the copies, the waits and the barriers, and the output epilogue.
+ *   1. write the body marked TODO below (the signature is given);
+ *   2. delete the line FA_TODO_VERSION(23, 2);
+ *   3. build and check:   cmake --build build -t stage06
+ *                          build/06_fused_flash/stage06 --impl learner --milestone 23 --version 2
+ *
+ * This file holds only the kernel and its device helpers. The launch code
+ * (06_fused_flash/harness/launch.cu) is the reference's own, compiled against
+ * this file: keep the kernel's name, template parameters and arguments. It
+ * picks the tile shape per head dimension (flash.h: flash2_mt(),
+ * flash2_bc(), flash2_br()) and gives the block flash2_shared_bytes(D_PAD)
+ * bytes of dynamic shared memory. Until you write it, the kernel does nothing
+ * and returns.
+ *
+ * The blocks. `#include "tiles_2_tensor_cores.cuh"` below finds the
+ * REFERENCE's stage 05 blocks. To compose yours, once stage 05 version 2
+ * passes, replace it with
+ *   #include "../../05_tiled_blocks/learner/tiles_2_tensor_cores.cuh"
+ * (one or the other: they share their include guard). Your blocks must take
+ * MT = 2 and the tile's NT = BC / 8 (16 at D_PAD = 64): stage 05's traces
+ * ran them with MT = 1 and NT = 8 only.
+ */
+#ifndef FLASH_2_TENSOR_CORES_CUH
+#define FLASH_2_TENSOR_CORES_CUH
+
+#include "flash.h"
+#include "tiles_2_tensor_cores.cuh"
+
+FA_TODO_VERSION(23, 2); /* delete this line when your M23 version 2 is written */
+
+/* ---- Given: the staging of O in shared memory ------------------------------------------- */
+
+/** Offset of element (row, col) of a staged fp32 O tile: 16-byte chunks of 4 floats, XOR-swizzled. */
+static __device__ __forceinline__ int flash2_o32_offset(int row, int col, int d_pad)
+{
+    return row * d_pad + (((col / 4) ^ (row % 8)) * 4) + col % 4;
+}
+
+/** A pair of outputs (columns col, col + 1 of one row) rounded to TO and stored into the staging tile. */
+static __device__ __forceinline__ void flash2_stage_pair(__nv_bfloat16 *tile, int row, int col,
+                                                         int d_pad, float x, float y)
+{
+    *reinterpret_cast<uint32_t *>(tile + tile2_offset(row, col, d_pad)) =
+        tile2_pack(__nv_bfloat16(), x, y);
+}
+static __device__ __forceinline__ void flash2_stage_pair(__half *tile, int row, int col, int d_pad,
+                                                         float x, float y)
+{
+    *reinterpret_cast<uint32_t *>(tile + tile2_offset(row, col, d_pad)) =
+        tile2_pack(__half(), x, y);
+}
+static __device__ __forceinline__ void flash2_stage_pair(float *tile, int row, int col, int d_pad,
+                                                         float x, float y)
+{
+    *reinterpret_cast<float2 *>(tile + flash2_o32_offset(row, col, d_pad)) = make_float2(x, y);
+}
+
+/** Offset of 16-byte chunk @p chunk of row @p row in a staged tile of TO. */
+template <typename TO>
+static __device__ __forceinline__ int flash2_chunk_offset(int row, int chunk, int d_pad)
+{
+    return sizeof(TO) == 4 ? flash2_o32_offset(row, chunk * 4, d_pad)
+                           : tile2_offset(row, chunk * TILE2_CHUNK, d_pad);
+}
+
+/*
+ * TODO(M23 v2): the attention forward of one tile of BR query rows of one
+ * head, over all the keys, on the tensor cores.
+ *
+ * The launch: one block of FLASH2_THREADS = 128 threads (four warps) per
+ * (query tile, head, batch), blockIdx.x, .y, .z as in version 1, with
+ *   T      __nv_bfloat16 or __half (v2 takes no fp32 input); TO: T or float;
+ *   D_PAD  p.head_dim rounded up to 64 (tile2_row_elements()): 64 .. 256;
+ *   MT     m16 fragments per warp: 2 up to D_PAD 128, else 1;
+ *   BC     keys per tile: 128 at D_PAD 64, else 64;
+ *   BR = FLASH2_WARPS * TILE2_WARP_ROWS * MT query rows: 128 or 64.
+ * Each warp owns MT x 16 query rows of the tile, from warp_row0 = warp 16 MT,
+ * and nothing else: the four warps split the QUERY ROWS, never the keys, so
+ * no warp ever needs another warp's m, l or O (FlashAttention-2's split).
+ * The validation (M24) guarantees: head_dim a multiple of 8, every row of
+ * q, k, v and o 16-byte aligned.
+ *
+ * Shared memory, from `extern __shared__ __align__(16) unsigned char
+ * flash2_shared[];` (flash2_shared_bytes(D_PAD) bytes), swizzled tiles of
+ * D_PAD elements per row (tile2_offset()):
+ *   q_tile  BR rows, at flash2_shared;  k_tile  BC rows after it;  v_tile  BC rows after that.
+ * ONE K tile and ONE V tile, not stage 05's two stages of each: the overlap
+ * comes from alternating K and V (below), and the shared memory saved pays
+ * for BR = 128.
+ *
+ * The skeleton, with version 1's pointers (h_kv, q, k, v, c = scale *
+ * FLASH_LOG2E) and rows_valid = min(BR, nq - row0), key tiles T = ceil(nk / BC):
+ *
+ *   copy Q (rows_valid of BR rows) into q_tile                     tile2_load_async<D_PAD, FLASH2_THREADS>
+ *   if T > 0: copy K_0 (min(BC, nk) rows) into k_tile
+ *   cp_async_commit()                                              group "Q, K_0"
+ *   m = -inf, l = 0, o = 0                                         [MT][2], [MT][2], [MT][D_PAD / 8][4]
+ *   for t = 0 .. T - 1, key0 = t BC, valid = min(BC, nk - key0):
+ *    (1) cp_async_wait<0>()      this thread's copies of K_t (and, at t = 0, Q) have landed
+ *    (2) __syncthreads()         so have every thread's: K_t is whole. And every warp has
+ *                                finished P V_(t-1): v_tile may be overwritten
+ *        copy V_t into v_tile; cp_async_commit()                   V_t in flight ...
+ *        tile2_scores<D_PAD, MT, NT>(s, q_tile, k_tile, warp_row0) ... while S = Q K_t^T
+ *        if key0 + BC > nk: tile2_mask_keys<MT, NT>(s, key0, nk)   (only the last tile)
+ *        tile2_rowmax, tile2_exp, tile2_rowsum                     ... and the softmax run
+ *    (3) cp_async_wait<0>()      this thread's copies of V_t have landed
+ *    (4) __syncthreads()         V_t is whole. And every warp has finished its scores:
+ *                                k_tile may be overwritten
+ *        if t + 1 < T: copy K_(t+1) into k_tile; cp_async_commit() K_(t+1) in flight ...
+ *        tile2_accumulate_pv<D_PAD, MT, NT>(o, alpha, s, v_tile)  ... while O = alpha O + P V_t
+ *        m = m_new
+ *   cp_async_wait<0>()           nothing may still land once the space is reused (the Q copy, when T = 0)
+ *   tile2_normalise<D_PAD, MT>(o, m, l, scale, lse)
+ *   the epilogue (the page: "The O epilogue"):
+ *    (5) __syncthreads()         every warp is done with Q, K and V and every copy has
+ *                                landed: their space becomes the staging tile o_tile = (TO *)flash2_shared
+ *        stage O: for i < MT, n < D_PAD / 8, hh < 2, with g = lane / 4, quad = lane % 4:
+ *            flash2_stage_pair(o_tile, warp_row0 + 16 i + g + 8 hh, 8 n + 2 quad, D_PAD,
+ *                              o[i][n][2 hh], o[i][n][2 hh + 1])
+ *    (6) __syncthreads()         the whole O tile is staged
+ *        store: PER_CHUNK = 16 / sizeof(TO) elements per 16-byte chunk, chunks = d / PER_CHUNK
+ *            per row; thread threadIdx.x takes chunks threadIdx.x, + FLASH2_THREADS, ... of
+ *            the rows_valid rows (row = i / chunks, chunk = i % chunks) and copies one uint4
+ *            from o_tile + flash2_chunk_offset<TO>(row, chunk, D_PAD)
+ *            to   out + row o_strides.row + chunk PER_CHUNK,
+ *            out = (TO *)p.o + b o_strides.batch + h o_strides.head + row0 o_strides.row
+ *        lse: the lanes with quad == 0 write lse[i][hh] of their rows
+ *            row0 + warp_row0 + 16 i + g + 8 hh < nq, at p.lse[(b heads_q + h) nq + row].
+ *
+ * Why this sequence is right (the crux). cp_async_wait<N>() waits for THIS
+ * thread's groups only, until at most N are in flight; __syncthreads() then
+ * makes every thread's copies visible to every warp. At (1) the only group
+ * in flight is K_t's (V_(t-1) was waited for at (3) of the last tile), at (3)
+ * only V_t's: so wait<0> waits for exactly the tile about to be read, and
+ * never for the copy just issued, which is still in flight. Each barrier does
+ * two jobs: it publishes the tile that landed (read after write) and it
+ * tells that the other tile's buffer is no longer read (write after read), so
+ * the copy issued right after it may overwrite that buffer. FlashAttention-2
+ * issues the same copies at the same places; it runs its softmax after (4),
+ * overlapping K_(t+1), where this kernel runs it before (3), overlapping V_t.
+ *
+ * Hints:
+ * - Copy the arithmetic of version 1 first: the same pointers, GQA mapping,
+ *   state and end of rows; then put the waits and barriers exactly where the
+ *   skeleton says, and only there.
+ * - tile2_load_async() does not commit: commit once per copy group, inside
+ *   the same `if` as the copy.
+ * - The masking block runs only on the last tile (the others are full);
+ *   running it on every tile is correct, only slower.
+ * - The staged tile of 16-bit O is exactly the Q tile's space; an fp32 O tile
+ *   is twice that, and reaches over K and V (launch.cu asserts it fits): one
+ *   more reason for barrier (5).
+ * Pitfalls:
+ * - wait<0> without the barrier after it (or the reverse): a warp reads
+ *   chunks that another thread's copy has not delivered. The failure depends
+ *   on timing: a row wrong in one run and right in the next.
+ * - Issuing the copy of K_(t+1) before barrier (4): a fast warp overwrites
+ *   K_t while a slow warp still computes its scores from it.
+ * - An `if (lane ...)` or an early exit around ldmatrix, mma.sync, the
+ *   shuffles or a barrier; rows past nq are computed and not stored.
+ * - Storing O straight from the fragments: correct, but a warp then writes 4
+ *   bytes per lane scattered over 8 rows; the staging turns it into 16-byte
+ *   stores of whole rows.
+ * - Normalising with the partial l of one lane: tile2_normalise() sums the
+ *   quad; call it, do not divide by l yourself.
+ */
+template <typename T, typename TO, int D_PAD, int MT, int BC>
+static __global__ void __launch_bounds__(FLASH2_THREADS)
+flash2_kernel(fa_attention_params p, float scale)
+{
+    (void)p;
+    (void)scale;
+}
+
+#endif /* FLASH_2_TENSOR_CORES_CUH */
