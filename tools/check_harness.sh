@@ -100,7 +100,7 @@ solutions=$work/solutions
 rm -rf "$solutions"
 bash "$root/tools/learner_init.sh" "$solutions" "$work/build-solutions" "$@" > "$work/init-solutions.log"
 for stage in "${stages[@]}"; do
-  for learner_file in "$solutions/$stage"/learner/*.cu*; do
+  for learner_file in "$solutions/$stage"/learner/*; do
     cp "$root/$stage/$(basename "$learner_file")" "$learner_file"
   done
 done
