@@ -34,16 +34,12 @@
 
 #include "fa_kernel.cuh"
 #include "online_state.cuh"
+#include "tile_layout.cuh"
 #include "tiles.h"
 
 static_assert(TILE1_THREADS == TILE1_THREAD_ROWS * TILE1_THREAD_COLS, "a 16 x 16 grid of threads");
 static_assert(TILE1_THREAD_COLS <= FA_WARP_THREADS && FA_WARP_THREADS % TILE1_THREAD_COLS == 0,
               "the threads of one row are lanes of one warp");
-
-/** The element types a level-1 tile is loaded from. */
-static __device__ __forceinline__ float tile1_widen(float x) { return x; }
-static __device__ __forceinline__ float tile1_widen(__nv_bfloat16 x) { return __bfloat162float(x); }
-static __device__ __forceinline__ float tile1_widen(__half x) { return __half2float(x); }
 
 /**
  * M17: copies @p rows_valid rows of @p d elements from @p src (row r at

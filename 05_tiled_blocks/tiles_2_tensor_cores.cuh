@@ -40,30 +40,8 @@
 #include "fa_kernel.cuh"
 #include "online_state.cuh"
 #include "tensor_core.cuh"
+#include "tile_layout.cuh"
 #include "tiles.h"
-
-/** Elements of 16 bits per 16-byte chunk: the unit of cp.async, ldmatrix rows and the swizzle. */
-static constexpr int TILE2_CHUNK = 8;
-/** Accumulator fragments of 16 x 8 scores per warp and key tile, in this stage's traces. */
-static constexpr int TILE2_NT = TILE2_BC / 8;
-
-static_assert(TILE2_BC % 16 == 0, "P V consumes the keys 16 at a time (k of m16n8k16)");
-static_assert(TILE2_THREADS == TILE2_WARPS * FA_WARP_THREADS, "four warps");
-
-/**
- * Offset, in elements, of element (@p row, @p col) of a swizzled tile whose
- * rows hold @p d_pad elements (a multiple of 64). The 16-byte chunk col / 8
- * is stored at chunk (col / 8) ^ (row % 8): the 8 rows an ldmatrix phase
- * reads at one logical chunk land in 8 different chunks of their 128-byte
- * lines, which are 8 different groups of 4 banks (\ref stage05, "The
- * swizzle, by hand"). The XOR touches the low 3 bits of the chunk index
- * only, so a chunk stays inside its row's group of 8.
- */
-static __host__ __device__ __forceinline__ int tile2_offset(int row, int col, int d_pad)
-{
-    const int chunk = (col / TILE2_CHUNK) ^ (row % 8);
-    return row * d_pad + chunk * TILE2_CHUNK + col % TILE2_CHUNK;
-}
 
 /**
  * M17: starts the copy of @p rows_valid rows of @p d elements (row r at
@@ -86,30 +64,6 @@ static __device__ __forceinline__ void tile2_load_async(T *tile, const T *src, i
         const T *from = inside ? src + row * src_stride + col : src; /* any valid address */
         cp_async_16(shared_address(tile + tile2_offset(row, col, D_PAD)), from, inside ? 16 : 0);
     }
-}
-
-/** d += a b for one m16n8k16 step of element type T (bf16 or fp16). */
-static __device__ __forceinline__ void tile2_mma(__nv_bfloat16, float d[4], const uint32_t a[4],
-                                                 const uint32_t b[2])
-{
-    mma_m16n8k16_bf16(d, a, b);
-}
-static __device__ __forceinline__ void tile2_mma(__half, float d[4], const uint32_t a[4],
-                                                 const uint32_t b[2])
-{
-    mma_m16n8k16_f16(d, a, b);
-}
-
-/** Two floats rounded to T and packed into one register, the lower column in the low half. */
-static __device__ __forceinline__ uint32_t tile2_pack(__nv_bfloat16, float low, float high)
-{
-    const __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);
-    return *reinterpret_cast<const uint32_t *>(&pair);
-}
-static __device__ __forceinline__ uint32_t tile2_pack(__half, float low, float high)
-{
-    const __half2 pair = __floats2half2_rn(low, high);
-    return *reinterpret_cast<const uint32_t *>(&pair);
 }
 
 /**

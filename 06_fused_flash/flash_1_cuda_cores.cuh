@@ -17,12 +17,8 @@
 #define FLASH_1_CUDA_CORES_CUH
 
 #include "flash.h"
+#include "flash_store.cuh"
 #include "tiles_1_cuda_cores.cuh"
-
-/** An output value rounded to the output type. */
-static __device__ __forceinline__ void flash1_store(float *to, float x) { *to = x; }
-static __device__ __forceinline__ void flash1_store(__nv_bfloat16 *to, float x) { *to = __float2bfloat16_rn(x); }
-static __device__ __forceinline__ void flash1_store(__half *to, float x) { *to = __float2half_rn(x); }
 
 template <typename T, typename TO, int D_MAX>
 static __global__ void __launch_bounds__(TILE1_THREADS)

@@ -24,40 +24,8 @@
 #define FLASH_2_TENSOR_CORES_CUH
 
 #include "flash.h"
+#include "flash_store.cuh"
 #include "tiles_2_tensor_cores.cuh"
-
-/** Offset of element (row, col) of a staged fp32 O tile: 16-byte chunks of 4 floats, XOR-swizzled. */
-static __device__ __forceinline__ int flash2_o32_offset(int row, int col, int d_pad)
-{
-    return row * d_pad + (((col / 4) ^ (row % 8)) * 4) + col % 4;
-}
-
-/** A pair of outputs (columns col, col + 1 of one row) rounded to TO and stored into the staging tile. */
-static __device__ __forceinline__ void flash2_stage_pair(__nv_bfloat16 *tile, int row, int col,
-                                                         int d_pad, float x, float y)
-{
-    *reinterpret_cast<uint32_t *>(tile + tile2_offset(row, col, d_pad)) =
-        tile2_pack(__nv_bfloat16(), x, y);
-}
-static __device__ __forceinline__ void flash2_stage_pair(__half *tile, int row, int col, int d_pad,
-                                                         float x, float y)
-{
-    *reinterpret_cast<uint32_t *>(tile + tile2_offset(row, col, d_pad)) =
-        tile2_pack(__half(), x, y);
-}
-static __device__ __forceinline__ void flash2_stage_pair(float *tile, int row, int col, int d_pad,
-                                                         float x, float y)
-{
-    *reinterpret_cast<float2 *>(tile + flash2_o32_offset(row, col, d_pad)) = make_float2(x, y);
-}
-
-/** Offset of 16-byte chunk @p chunk of row @p row in a staged tile of TO. */
-template <typename TO>
-static __device__ __forceinline__ int flash2_chunk_offset(int row, int chunk, int d_pad)
-{
-    return sizeof(TO) == 4 ? flash2_o32_offset(row, chunk * 4, d_pad)
-                           : tile2_offset(row, chunk * TILE2_CHUNK, d_pad);
-}
 
 template <typename T, typename TO, int D_PAD, int MT, int BC>
 static __global__ void __launch_bounds__(FLASH2_THREADS)

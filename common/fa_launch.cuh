@@ -22,6 +22,11 @@
 #ifndef FA_LAUNCH_CUH
 #define FA_LAUNCH_CUH
 
+#include <stddef.h>
+
+#include <cuda_runtime.h>
+
+#include "fa_device.h"
 #include "fa_launch.h"
 #include "fa_milestones.h"
 #include "fa_status.h"
@@ -56,6 +61,27 @@ FA_MUST_CHECK static inline fa_status fa_todo_status(void)
     if (fa_todo<MILESTONE, VERSION>::file == nullptr)
         return FA_OK;
     return fa_todo_fail(MILESTONE, VERSION, fa_todo<MILESTONE, VERSION>::file);
+}
+
+/**
+ * Opts @p kernel into @p bytes of dynamic shared memory per block (past the
+ * 48 KiB a block gets unasked), or fails with ::FA_ERR_UNSUPPORTED naming
+ * @p what when the device offers fewer.
+ */
+template <typename Kernel>
+FA_MUST_CHECK static fa_status fa_shared_memory_opt_in(Kernel kernel, size_t bytes,
+                                                       const char *what)
+{
+    int device = 0, optin = 0;
+    FA_CUDA_TRY(cudaGetDevice(&device));
+    FA_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    if (bytes > (size_t)optin)
+        return fa_fail(FA_ERR_UNSUPPORTED,
+                       "%s needs %zu bytes of shared memory per block, this GPU allows at most %d",
+                       what, bytes, optin);
+    FA_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     (int)bytes));
+    return FA_OK;
 }
 
 #endif /* FA_LAUNCH_CUH */

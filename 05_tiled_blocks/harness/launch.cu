@@ -50,23 +50,6 @@ static fa_status todo_up_to(int milestone)
     return FA_OK;
 }
 
-/** Opts @p kernel into @p bytes of dynamic shared memory, or says why the device cannot. */
-template <typename Kernel>
-static fa_status shared_memory(Kernel kernel, size_t bytes, const char *what)
-{
-    int device = 0, optin = 0;
-    FA_CUDA_TRY(cudaGetDevice(&device));
-    FA_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    if (bytes > (size_t)optin)
-        return fa_fail(FA_ERR_UNSUPPORTED,
-                       "tile_trace: %s needs %zu bytes of shared memory per block, this GPU "
-                       "allows at most %d",
-                       what, bytes, optin);
-    FA_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     (int)bytes));
-    return FA_OK;
-}
-
 template <typename T, int D_MAX, int MILESTONE>
 static fa_status launch1(const tile_problem *p, const tile_trace *out, cudaStream_t stream)
 {
@@ -75,7 +58,8 @@ static fa_status launch1(const tile_problem *p, const tile_trace *out, cudaStrea
     const bool vector_loads = p->d % vector == 0 && fa_is_aligned(p->q, 16) &&
                               fa_is_aligned(p->k, 16) && fa_is_aligned(p->v, 16);
     const size_t bytes = tile1_shared_bytes(D_MAX);
-    FA_TRY(shared_memory(trace1_kernel<T, D_MAX, MILESTONE>, bytes, "version 1"));
+    FA_TRY(fa_shared_memory_opt_in(trace1_kernel<T, D_MAX, MILESTONE>, bytes,
+                                   "tile_trace: version 1"));
     const dim3 grid((unsigned)tile_query_tiles(1, p->nq), (unsigned)p->heads);
     trace1_kernel<T, D_MAX, MILESTONE><<<grid, TILE1_THREADS, bytes, stream>>>(*p, *out,
                                                                                vector_loads);
@@ -87,7 +71,8 @@ template <typename T, int D_PAD, int MILESTONE>
 static fa_status launch2(const tile_problem *p, const tile_trace *out, cudaStream_t stream)
 {
     const size_t bytes = tile2_shared_bytes(D_PAD);
-    FA_TRY(shared_memory(trace2_kernel<T, D_PAD, MILESTONE>, bytes, "version 2"));
+    FA_TRY(fa_shared_memory_opt_in(trace2_kernel<T, D_PAD, MILESTONE>, bytes,
+                                   "tile_trace: version 2"));
     const dim3 grid((unsigned)tile_query_tiles(2, p->nq), (unsigned)p->heads);
     trace2_kernel<T, D_PAD, MILESTONE><<<grid, TILE2_THREADS, bytes, stream>>>(*p, *out);
     FA_LAUNCH_CHECK();

@@ -21,6 +21,12 @@
 #include "tensor_core.cuh"
 #include "tiles.h"
 
+/** Accumulator fragments of 16 x 8 scores per warp and key tile of version 2's traces. */
+static constexpr int TILE2_NT = TILE2_BC / 8;
+
+static_assert(TILE2_BC % 16 == 0, "P V consumes the keys 16 at a time (k of m16n8k16)");
+static_assert(TILE2_THREADS == TILE2_WARPS * FA_WARP_THREADS, "four warps");
+
 /** log2(e) in fp32: c = scale log2(e) turns exp(scale x) into exp2(c x). */
 static constexpr float TRACE_LOG2E = 1.4426950408889634f;
 

@@ -48,16 +48,15 @@
 #include "fa_kernel.cuh"
 #include "fa_launch.cuh"
 #include "online_state.cuh"
+#include "tile_layout.cuh"
 #include "tiles.h"
 
 static_assert(TILE1_THREADS == TILE1_THREAD_ROWS * TILE1_THREAD_COLS, "a 16 x 16 grid of threads");
 static_assert(TILE1_THREAD_COLS <= FA_WARP_THREADS && FA_WARP_THREADS % TILE1_THREAD_COLS == 0,
               "the threads of one row are lanes of one warp");
 
-/* Given: one element of the input type widened to fp32 (exact for all three types). */
-static __device__ __forceinline__ float tile1_widen(float x) { return x; }
-static __device__ __forceinline__ float tile1_widen(__nv_bfloat16 x) { return __bfloat162float(x); }
-static __device__ __forceinline__ float tile1_widen(__half x) { return __half2float(x); }
+/* Given, in tile_layout.cuh: tile1_widen(x), one element of the input type widened to fp32
+ * (exact for all three types). */
 
 /* ---- M17 tile load ----------------------------------------------------------------------- */
 

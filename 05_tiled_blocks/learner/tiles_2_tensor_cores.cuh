@@ -53,56 +53,11 @@
 #include "fa_launch.cuh"
 #include "online_state.cuh"
 #include "tensor_core.cuh"
+#include "tile_layout.cuh"
 #include "tiles.h"
 
-/* ---- Given: constants, the swizzle and two type helpers ---------------------------------- */
-
-/** Elements of 16 bits per 16-byte chunk: the unit of cp.async, ldmatrix rows and the swizzle. */
-static constexpr int TILE2_CHUNK = 8;
-/** Accumulator fragments of 16 x 8 scores per warp and key tile, in this stage's traces. */
-static constexpr int TILE2_NT = TILE2_BC / 8;
-
-static_assert(TILE2_BC % 16 == 0, "P V consumes the keys 16 at a time (k of m16n8k16)");
-static_assert(TILE2_THREADS == TILE2_WARPS * FA_WARP_THREADS, "four warps");
-
-/**
- * Given (the page works it by hand, "The swizzle, by hand"): the offset, in
- * elements, of element (@p row, @p col) of a swizzled tile whose rows hold
- * @p d_pad elements (a multiple of 64). The 16-byte chunk col / 8 is stored at
- * chunk (col / 8) ^ (row % 8): the 8 rows an ldmatrix phase reads at one
- * logical chunk land in 8 different chunks of their 128-byte lines, 8
- * different groups of 4 banks. Every block below addresses shared memory
- * through it, and so does the trace that copies your M17 tiles back.
- */
-static __host__ __device__ __forceinline__ int tile2_offset(int row, int col, int d_pad)
-{
-    const int chunk = (col / TILE2_CHUNK) ^ (row % 8);
-    return row * d_pad + chunk * TILE2_CHUNK + col % TILE2_CHUNK;
-}
-
-/** Given: d += a b for one m16n8k16 step of element type T; call as tile2_mma(T(), d, a, b). */
-static __device__ __forceinline__ void tile2_mma(__nv_bfloat16, float d[4], const uint32_t a[4],
-                                                 const uint32_t b[2])
-{
-    mma_m16n8k16_bf16(d, a, b);
-}
-static __device__ __forceinline__ void tile2_mma(__half, float d[4], const uint32_t a[4],
-                                                 const uint32_t b[2])
-{
-    mma_m16n8k16_f16(d, a, b);
-}
-
-/** Given: two floats rounded to T and packed into one register, the lower column in the low half. */
-static __device__ __forceinline__ uint32_t tile2_pack(__nv_bfloat16, float low, float high)
-{
-    const __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);
-    return *reinterpret_cast<const uint32_t *>(&pair);
-}
-static __device__ __forceinline__ uint32_t tile2_pack(__half, float low, float high)
-{
-    const __half2 pair = __floats2half2_rn(low, high);
-    return *reinterpret_cast<const uint32_t *>(&pair);
-}
+/* Given, in tile_layout.cuh: TILE2_CHUNK, the swizzle tile2_offset() (the page works it by
+ * hand, "The swizzle, by hand"), tile2_mma(T(), d, a, b) and tile2_pack(T(), low, high). */
 
 /* ---- M17 tile load ----------------------------------------------------------------------- */
 

@@ -27,23 +27,6 @@
 #include "flash_1_cuda_cores.cuh"
 #include "flash_2_tensor_cores.cuh"
 
-/** Opts @p kernel into @p bytes of dynamic shared memory, or says why the device cannot. */
-template <typename Kernel>
-static fa_status shared_memory(Kernel kernel, size_t bytes, const char *what)
-{
-    int device = 0, optin = 0;
-    FA_CUDA_TRY(cudaGetDevice(&device));
-    FA_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    if (bytes > (size_t)optin)
-        return fa_fail(FA_ERR_UNSUPPORTED,
-                       "fa_attention: %s needs %zu bytes of shared memory per block, this GPU "
-                       "allows at most %d",
-                       what, bytes, optin);
-    FA_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     (int)bytes));
-    return FA_OK;
-}
-
 /** One block per (query tile, head, batch): grid x, y, z. */
 static dim3 grid_of(const fa_attention_params *p, int rows_per_block)
 {
@@ -63,7 +46,7 @@ static fa_status launch1(const fa_attention_params *p, float scale, cudaStream_t
         vector_loads = vector_loads && strides[i].batch % per_chunk == 0 &&
                        strides[i].row % per_chunk == 0 && strides[i].head % per_chunk == 0;
     const size_t bytes = tile1_shared_bytes(D_MAX);
-    FA_TRY(shared_memory(flash1_kernel<T, TO, D_MAX>, bytes, "v1"));
+    FA_TRY(fa_shared_memory_opt_in(flash1_kernel<T, TO, D_MAX>, bytes, "fa_attention: v1"));
     flash1_kernel<T, TO, D_MAX><<<grid_of(p, TILE1_BR), TILE1_THREADS, bytes, stream>>>(
         *p, scale, vector_loads);
     FA_LAUNCH_CHECK();
@@ -87,7 +70,7 @@ static fa_status launch2(const fa_attention_params *p, float scale, cudaStream_t
     static_assert(flash2_br(D_PAD) <= 2 * BC || sizeof(TO) == 2,
                   "an fp32 O tile is staged in the Q, K and V tiles' shared memory");
     const size_t bytes = flash2_shared_bytes(D_PAD);
-    FA_TRY(shared_memory(flash2_kernel<T, TO, D_PAD, MT, BC>, bytes, "v2"));
+    FA_TRY(fa_shared_memory_opt_in(flash2_kernel<T, TO, D_PAD, MT, BC>, bytes, "fa_attention: v2"));
     flash2_kernel<T, TO, D_PAD, MT, BC>
         <<<grid_of(p, flash2_br(D_PAD)), FLASH2_THREADS, bytes, stream>>>(*p, scale);
     FA_LAUNCH_CHECK();

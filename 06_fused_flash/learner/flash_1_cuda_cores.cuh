@@ -33,14 +33,13 @@
 #define FLASH_1_CUDA_CORES_CUH
 
 #include "flash.h"
+#include "flash_store.cuh"
 #include "tiles_1_cuda_cores.cuh"
 
 FA_TODO_VERSION(23, 1); /* delete this line when your M23 version 1 is written */
 
-/** Given: an output value rounded to the output type (fp32: as is; bf16, fp16: to nearest even). */
-static __device__ __forceinline__ void flash1_store(float *to, float x) { *to = x; }
-static __device__ __forceinline__ void flash1_store(__nv_bfloat16 *to, float x) { *to = __float2bfloat16_rn(x); }
-static __device__ __forceinline__ void flash1_store(__half *to, float x) { *to = __float2half_rn(x); }
+/* Given, in flash_store.cuh: flash1_store(to, x), an output value rounded to the output
+ * type (fp32: as is; bf16, fp16: to nearest even). */
 
 /*
  * TODO(M23 v1): the attention forward of one tile of TILE1_BR = 64 query

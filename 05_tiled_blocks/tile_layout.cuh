@@ -1,0 +1,68 @@
+/**
+ * @file tile_layout.cuh
+ * @brief What the blocks of both levels build on, given to the learner
+ *        rather than written: widening a 16-bit element to fp32 (level 1),
+ *        the 16-byte chunk and the XOR swizzle of level 2's shared tiles, and
+ *        the mma step and the register packing for bf16 and fp16 fragments.
+ *
+ * The reference blocks (tiles_1_cuda_cores.cuh, tiles_2_tensor_cores.cuh)
+ * and the learner's include this one header, so the layout a learner's blocks
+ * read is the layout the traces write back, by construction.
+ */
+#ifndef TILE_LAYOUT_CUH
+#define TILE_LAYOUT_CUH
+
+#include <stdint.h>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "tensor_core.cuh"
+
+/** The element types a level-1 tile is loaded from. */
+static __device__ __forceinline__ float tile1_widen(float x) { return x; }
+static __device__ __forceinline__ float tile1_widen(__nv_bfloat16 x) { return __bfloat162float(x); }
+static __device__ __forceinline__ float tile1_widen(__half x) { return __half2float(x); }
+
+/** Elements of 16 bits per 16-byte chunk: the unit of cp.async, ldmatrix rows and the swizzle. */
+static constexpr int TILE2_CHUNK = 8;
+/**
+ * Offset, in elements, of element (@p row, @p col) of a swizzled tile whose
+ * rows hold @p d_pad elements (a multiple of 64). The 16-byte chunk col / 8
+ * is stored at chunk (col / 8) ^ (row % 8): the 8 rows an ldmatrix phase
+ * reads at one logical chunk land in 8 different chunks of their 128-byte
+ * lines, which are 8 different groups of 4 banks (\ref stage05, "The
+ * swizzle, by hand"). The XOR touches the low 3 bits of the chunk index
+ * only, so a chunk stays inside its row's group of 8.
+ */
+static __host__ __device__ __forceinline__ int tile2_offset(int row, int col, int d_pad)
+{
+    const int chunk = (col / TILE2_CHUNK) ^ (row % 8);
+    return row * d_pad + chunk * TILE2_CHUNK + col % TILE2_CHUNK;
+}
+
+/** d += a b for one m16n8k16 step of element type T (bf16 or fp16). */
+static __device__ __forceinline__ void tile2_mma(__nv_bfloat16, float d[4], const uint32_t a[4],
+                                                 const uint32_t b[2])
+{
+    mma_m16n8k16_bf16(d, a, b);
+}
+static __device__ __forceinline__ void tile2_mma(__half, float d[4], const uint32_t a[4],
+                                                 const uint32_t b[2])
+{
+    mma_m16n8k16_f16(d, a, b);
+}
+
+/** Two floats rounded to T and packed into one register, the lower column in the low half. */
+static __device__ __forceinline__ uint32_t tile2_pack(__nv_bfloat16, float low, float high)
+{
+    const __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);
+    return *reinterpret_cast<const uint32_t *>(&pair);
+}
+static __device__ __forceinline__ uint32_t tile2_pack(__half, float low, float high)
+{
+    const __half2 pair = __floats2half2_rn(low, high);
+    return *reinterpret_cast<const uint32_t *>(&pair);
+}
+
+#endif /* TILE_LAYOUT_CUH */

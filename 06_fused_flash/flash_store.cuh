@@ -1,0 +1,65 @@
+/**
+ * @file flash_store.cuh
+ * @brief How both versions' epilogues write O, given to the learner rather
+ *        than written: one value rounded to the output type (version 1), and
+ *        the staging of a tile of O in shared memory before its 16-byte
+ *        stores (version 2).
+ *
+ * The reference kernels (flash_1_cuda_cores.cuh, flash_2_tensor_cores.cuh)
+ * and the learner's include this one header.
+ */
+#ifndef FLASH_STORE_CUH
+#define FLASH_STORE_CUH
+
+#include <stdint.h>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "tile_layout.cuh"
+
+/** An output value rounded to the output type (fp32: as is; bf16, fp16: to nearest even). */
+static __device__ __forceinline__ void flash1_store(float *to, float x) { *to = x; }
+static __device__ __forceinline__ void flash1_store(__nv_bfloat16 *to, float x)
+{
+    *to = __float2bfloat16_rn(x);
+}
+static __device__ __forceinline__ void flash1_store(__half *to, float x)
+{
+    *to = __float2half_rn(x);
+}
+
+/** Offset of element (row, col) of a staged fp32 O tile: 16-byte chunks of 4 floats, swizzled. */
+static __device__ __forceinline__ int flash2_o32_offset(int row, int col, int d_pad)
+{
+    return row * d_pad + (((col / 4) ^ (row % 8)) * 4) + col % 4;
+}
+
+/** Columns col and col + 1 of one output row, rounded to TO, into the staging tile. */
+static __device__ __forceinline__ void flash2_stage_pair(__nv_bfloat16 *tile, int row, int col,
+                                                         int d_pad, float x, float y)
+{
+    *reinterpret_cast<uint32_t *>(tile + tile2_offset(row, col, d_pad)) =
+        tile2_pack(__nv_bfloat16(), x, y);
+}
+static __device__ __forceinline__ void flash2_stage_pair(__half *tile, int row, int col, int d_pad,
+                                                         float x, float y)
+{
+    *reinterpret_cast<uint32_t *>(tile + tile2_offset(row, col, d_pad)) =
+        tile2_pack(__half(), x, y);
+}
+static __device__ __forceinline__ void flash2_stage_pair(float *tile, int row, int col, int d_pad,
+                                                         float x, float y)
+{
+    *reinterpret_cast<float2 *>(tile + flash2_o32_offset(row, col, d_pad)) = make_float2(x, y);
+}
+
+/** Offset of 16-byte chunk @p chunk of row @p row in a staged tile of TO. */
+template <typename TO>
+static __device__ __forceinline__ int flash2_chunk_offset(int row, int chunk, int d_pad)
+{
+    return sizeof(TO) == 4 ? flash2_o32_offset(row, chunk * 4, d_pad)
+                           : tile2_offset(row, chunk * TILE2_CHUNK, d_pad);
+}
+
+#endif /* FLASH_STORE_CUH */
