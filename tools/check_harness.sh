@@ -114,24 +114,28 @@ else
   expect_all "$work/build-solutions" 'not-run|passed'
 fi
 
-# One planted bug per stage, a line each: milestone, file, text, replacement
-# (tab-separated; the text is replaced once, as a fixed string).
-mutants=$(printf '%s\t%s\t%s\t%s\n' \
-  1 01_primitives/learner/primitives.cu 'out[i] = a[i] + b[i];' '(void)i;' \
-  4 01_primitives/learner/primitives.cu 'c < cols; c += ROW_THREADS)' 'c + 1 < cols; c += ROW_THREADS)' \
-  8 02_matrix/learner/transpose_1_naive.cu 'if (r < rows)' 'if (r + 1 < rows)' \
-  10 03_naive_attention/learner/attention.cu 'fa_mask_key_range(mask, i, nq, nk).end' \
-     'fa_mask_key_range(mask, i + 1, nq, nk).end' \
-  16 04_online_softmax/learner/online.cu 'online_rescale_output(out[c], alpha,' \
-     'online_rescale_output(out[c], 1.0f,' \
-  19 05_tiled_blocks/learner/tiles_1_cuda_cores.cuh \
-     'm_new[r] = online_running_max(m_old[r], fa_lanes_max<TILE1_THREAD_COLS>(tile_max));' \
-     'm_new[r] = fa_lanes_max<TILE1_THREAD_COLS>(tile_max);' \
-  22 05_tiled_blocks/learner/tiles_2_tensor_cores.cuh '*= alpha[' '*= 1.0f + 0.0f * alpha[' \
-  23 06_fused_flash/learner/flash_1_cuda_cores.cuh 'm[r] = m_new[r];' '(void)m_new[r];' \
-  23 06_fused_flash/learner/flash_2_tensor_cores.cuh \
-     'tile2_load_async<D_PAD, FLASH2_THREADS>(k_tile, k + next * p.k_strides.row,' \
-     'tile2_load_async<D_PAD, FLASH2_THREADS>(k_tile, k + key0 * p.k_strides.row,')
+# One planted bug per stage (per version where a milestone has several), a line
+# each: milestone, version (0: the milestone has one), file, text, replacement
+# (tab-separated; the text is replaced once, as a fixed string). All are planted
+# in one folder, so a versioned bug is judged by running its version alone: the
+# other version's bug cannot answer for it.
+mutants=$(printf '%s\t%s\t%s\t%s\t%s\n' \
+  1 0 01_primitives/learner/primitives.cu 'out[i] = a[i] + b[i];' '(void)i;' \
+  4 0 01_primitives/learner/primitives.cu 'c < cols; c += ROW_THREADS)' \
+      'c + 1 < cols; c += ROW_THREADS)' \
+  8 1 02_matrix/learner/transpose_1_naive.cu 'if (r < rows)' 'if (r + 1 < rows)' \
+  10 0 03_naive_attention/learner/attention.cu 'fa_mask_key_range(mask, i, nq, nk).end' \
+       'fa_mask_key_range(mask, i + 1, nq, nk).end' \
+  16 0 04_online_softmax/learner/online.cu 'online_rescale_output(out[c], alpha,' \
+       'online_rescale_output(out[c], 1.0f,' \
+  19 1 05_tiled_blocks/learner/tiles_1_cuda_cores.cuh \
+       'm_new[r] = online_running_max(m_old[r], fa_lanes_max<TILE1_THREAD_COLS>(tile_max));' \
+       'm_new[r] = fa_lanes_max<TILE1_THREAD_COLS>(tile_max);' \
+  22 2 05_tiled_blocks/learner/tiles_2_tensor_cores.cuh '*= alpha[' '*= 1.0f + 0.0f * alpha[' \
+  23 1 06_fused_flash/learner/flash_1_cuda_cores.cuh 'm[r] = m_new[r];' '(void)m_new[r];' \
+  23 2 06_fused_flash/learner/flash_2_tensor_cores.cuh \
+       'tile2_load_async<D_PAD, FLASH2_THREADS>(k_tile, k + next * p.k_strides.row,' \
+       'tile2_load_async<D_PAD, FLASH2_THREADS>(k_tile, k + key0 * p.k_strides.row,')
 
 # plant FILE TEXT REPLACEMENT
 plant() {
@@ -150,19 +154,25 @@ if [ "$gpu" = yes ]; then
   echo "== 3. planted bugs fail and name the coordinate"
   planted=$work/planted
   rm -rf "$planted" && cp -r "$solutions" "$planted"
-  while IFS=$'\t' read -r milestone file text replacement; do
+  while IFS=$'\t' read -r milestone version file text replacement; do
     plant "$planted/$file" "$text" "$replacement" || failures=$((failures + 1))
   done <<< "$mutants"
   cmake -S "$root" -B "$work/build-planted" -DFA_LEARNER_DIR="$planted" "$@" > "$work/configure-planted.log"
   cmake --build "$work/build-planted" --parallel -t "${targets[@]}" > "$work/build-planted.log"
-  while IFS=$'\t' read -r milestone file text replacement; do
+  while IFS=$'\t' read -r milestone version file text replacement; do
     stage=${file%%/*}
-    line=$("$work/build-planted/$stage/stage${stage:0:2}" --impl learner --tour --milestone "$milestone" |
+    name=M$milestone select=(--milestone "$milestone") want="M$milestone failed "
+    if [ "$version" -ne 0 ]; then
+      # Its cases are named 'vN ...': the failure must be this version's.
+      name="M$milestone v$version" select+=(--version "$version")
+      want="M$milestone failed case 'v$version "
+    fi
+    line=$("$work/build-planted/$stage/stage${stage:0:2}" --impl learner --tour "${select[@]}" |
            grep "^M$milestone " || true)
-    echo "harness: planted bug in M$milestone gives: $line"
+    echo "harness: planted bug in $name gives: $line"
     case "$line" in
-      "M$milestone failed "*"at ("*) ;;
-      *) echo "harness: planted bug in M$milestone NOT caught"; failures=$((failures + 1)) ;;
+      "$want"*"at ("*) ;;
+      *) echo "harness: planted bug in $name NOT caught"; failures=$((failures + 1)) ;;
     esac
   done <<< "$mutants"
 fi
