@@ -99,7 +99,7 @@ static __device__ __forceinline__ float exp_by(float x)
     if (METHOD == FA_EXP_EXPF)
         return expf(x); /* x log2 e formed with a two-part constant and FMAs: 2 ulp for every x */
     if (METHOD == FA_EXP_EXP2_PRESCALED)
-        return exp2f(x * PRIMITIVES_LOG2E); /* e^x = 2^(x log2 e); the product rounds, an error that grows with |x| */
+        return exp2f(x * FA_LOG2E_F); /* e^x = 2^(x log2 e); the product rounds, an error that grows with |x| */
     return __expf(x); /* the same multiply and ex2.approx as above, inside one intrinsic */
 }
 

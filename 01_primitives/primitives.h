@@ -38,6 +38,7 @@
 
 #include "fa_attention_ref.h"
 #include "fa_index.h"
+#include "fa_math.h"
 #include "fa_status.h"
 
 #if FA_HAVE_CUDA
@@ -56,13 +57,6 @@ enum {
     PRIMITIVES_ROW_THREADS = 256,         /**< threads per block (one block per row) of M4, M5 */
     PRIMITIVES_WARP_THREADS = FA_WARP_THREADS          /**< lanes of a warp on every NVIDIA GPU */
 };
-
-/**
- * log2(e) rounded to the nearest float (0x3FB8AA3B = 1.44269502162933349609375).
- * exp(x) = exp2(x * log2 e): the M3 variant ::FA_EXP_EXP2_PRESCALED multiplies
- * by this constant, and its error bound accounts for the constant's rounding.
- */
-#define PRIMITIVES_LOG2E 1.4426950408889634f
 
 /* ---- validation (plain C) ---------------------------------------------------------------- */
 
@@ -155,7 +149,7 @@ fa_status learner_scale_array(const float *x, float alpha, float *out, int64_t n
 /**
  * M3: out[i] = exp(x[i]) in fp32, in three ways that differ in accuracy:
  * - ref_exp_accurate():   `expf(x)`, 2 ulp;
- * - ref_exp2_prescaled(): `exp2f(x * PRIMITIVES_LOG2E)`, 2 ulp of exp2 plus the
+ * - ref_exp2_prescaled(): `exp2f(x * FA_LOG2E_F)`, 2 ulp of exp2 plus the
  *   rounding of the product, a relative error that grows like |x| u;
  * - ref_exp_fast():       `__expf(x)`, 2 + floor(|1.173 x|) ulp. nvcc 13 compiles
  *   it to the same multiply and `ex2.approx` as the prescaled variant (see the
@@ -173,7 +167,7 @@ fa_status learner_scale_array(const float *x, float alpha, float *out, int64_t n
  * @return as exp_validate(), or a launch failure.
  */
 fa_status ref_exp_accurate(const float *x, float *out, int64_t n, cudaStream_t stream);
-/** M3 with `exp2f(x * PRIMITIVES_LOG2E)`; contract of ref_exp_accurate(). */
+/** M3 with `exp2f(x * FA_LOG2E_F)`; contract of ref_exp_accurate(). */
 fa_status ref_exp2_prescaled(const float *x, float *out, int64_t n, cudaStream_t stream);
 /** M3 with `__expf(x)`; contract of ref_exp_accurate(). */
 fa_status ref_exp_fast(const float *x, float *out, int64_t n, cudaStream_t stream);

@@ -87,9 +87,7 @@ enum {
      * dimension (at most 65535 blocks) holds the row tiles, and the smallest
      * row tile of the stage is 32 rows.
      */
-    MATRIX_MAX_ROWS = 65535 * 32,
-    /** Most blocks along the grid's y dimension. */
-    MATRIX_MAX_GRID_Y = 65535
+    MATRIX_MAX_ROWS = FA_MAX_GRID_YZ * 32
 };
 
 /* ---- M7 matmul: the block shape of each version ------------------------------------------ */
@@ -137,10 +135,10 @@ static_assert(MATMUL_MMA_CHUNK * 2 == 16, "version 4: a chunk is one 16-byte cp.
 static_assert(2 * MATMUL_MMA_SMEM_BYTES <= 160 * 1024,
               "version 4: two blocks per SM fit the shared memory of an A100 (164 KiB) and an "
               "H100 (228 KiB)");
-static_assert(MATRIX_MAX_ROWS / MATMUL_NAIVE_TILE <= MATRIX_MAX_GRID_Y &&
-                  MATRIX_MAX_ROWS / MATMUL_TILED_TILE <= MATRIX_MAX_GRID_Y &&
-                  MATRIX_MAX_ROWS / MATMUL_RB_BLOCK_M <= MATRIX_MAX_GRID_Y &&
-                  MATRIX_MAX_ROWS / MATMUL_MMA_BLOCK_M <= MATRIX_MAX_GRID_Y,
+static_assert(MATRIX_MAX_ROWS / MATMUL_NAIVE_TILE <= FA_MAX_GRID_YZ &&
+                  MATRIX_MAX_ROWS / MATMUL_TILED_TILE <= FA_MAX_GRID_YZ &&
+                  MATRIX_MAX_ROWS / MATMUL_RB_BLOCK_M <= FA_MAX_GRID_YZ &&
+                  MATRIX_MAX_ROWS / MATMUL_MMA_BLOCK_M <= FA_MAX_GRID_YZ,
               "the row tiles of every version fit the grid's y dimension");
 
 /* ---- M8 transpose: the block shape of both versions --------------------------------------- */
@@ -150,7 +148,7 @@ enum {
     TRANSPOSE_ROWS = 8   /**< threads per block along the tile's rows: 32 x 8 threads */
 };
 static_assert(TRANSPOSE_TILE % TRANSPOSE_ROWS == 0, "each thread moves TILE / ROWS elements");
-static_assert(MATRIX_MAX_ROWS / TRANSPOSE_TILE <= MATRIX_MAX_GRID_Y,
+static_assert(MATRIX_MAX_ROWS / TRANSPOSE_TILE <= FA_MAX_GRID_YZ,
               "row tiles fit the grid's y dimension");
 
 /* ---- validation (plain C, no CUDA: tested on the CPU) ------------------------------------ */

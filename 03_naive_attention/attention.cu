@@ -52,9 +52,6 @@ static_assert((SOFTMAX_WARPS & (SOFTMAX_WARPS - 1)) == 0 && SOFTMAX_WARPS <= FA_
               "the warp totals are reduced by one butterfly (fa_block_reduce)");
 
 /* bf16 and fp16 widen to fp32 exactly, so the kernels compute in fp32 whatever they read. */
-static __device__ __forceinline__ float to_float(float x) { return x; }
-static __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-static __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
 
 static __device__ __forceinline__ int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -93,9 +90,9 @@ static __global__ void __launch_bounds__(TILE *TILE)
              * outside the matrices add nothing to a sum. */
             const bool d_inside = d0 + tx < dim;
             q_tile[ty][tx] = (row0 + ty < nq && d_inside)
-                                 ? to_float(q_head[(row0 + ty) * dim + d0 + tx]) : 0.0f;
+                                 ? fa_to_float(q_head[(row0 + ty) * dim + d0 + tx]) : 0.0f;
             k_tile[ty][tx] = (col0 + ty < nk && d_inside)
-                                 ? to_float(k_head[(col0 + ty) * dim + d0 + tx]) : 0.0f;
+                                 ? fa_to_float(k_head[(col0 + ty) * dim + d0 + tx]) : 0.0f;
             __syncthreads();
 #pragma unroll
             for (int d = 0; d < TILE; ++d)
@@ -226,7 +223,7 @@ static __global__ void __launch_bounds__(TILE *TILE)
         for (int64_t j0 = 0; j0 < tile_allowed; j0 += TILE) {
             p_tile[ty][tx] = (j0 + tx < row_allowed) ? p_head[i * nk + j0 + tx] : 0.0f;
             v_tile[ty][tx] = (j0 + ty < tile_allowed && col0 + tx < dim)
-                                 ? to_float(v_head[(j0 + ty) * dim + col0 + tx]) : 0.0f;
+                                 ? fa_to_float(v_head[(j0 + ty) * dim + col0 + tx]) : 0.0f;
             __syncthreads();
             /* Uniform across the warp: one row, one count. A key another row of
              * the tile may see is in v_tile, but this row never multiplies it. */

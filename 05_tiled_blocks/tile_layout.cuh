@@ -1,9 +1,9 @@
 /**
  * @file tile_layout.cuh
- * @brief What the blocks of both levels build on, given to the learner
- *        rather than written: widening a 16-bit element to fp32 (level 1),
- *        the 16-byte chunk and the XOR swizzle of level 2's shared tiles, and
- *        the mma step and the register packing for bf16 and fp16 fragments.
+ * @brief What the blocks build on, given to the learner rather than
+ *        written: the 16-byte chunk and the XOR swizzle of level 2's shared
+ *        tiles, and the mma step and the register packing for bf16 and fp16
+ *        fragments (level 1 widens its inputs with fa_to_float() of fa_kernel.cuh).
  *
  * The reference blocks (tiles_1_cuda_cores.cuh, tiles_2_tensor_cores.cuh)
  * and the learner's include this one header, so the layout a learner's blocks
@@ -17,12 +17,13 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "fa_index.h"
+#include "fa_kernel.cuh"
 #include "tensor_core.cuh"
+#include "tiles.h"
 
-/** The element types a level-1 tile is loaded from. */
-static __device__ __forceinline__ float tile1_widen(float x) { return x; }
-static __device__ __forceinline__ float tile1_widen(__nv_bfloat16 x) { return __bfloat162float(x); }
-static __device__ __forceinline__ float tile1_widen(__half x) { return __half2float(x); }
+static_assert(TILE1_THREAD_COLS <= FA_WARP_THREADS && FA_WARP_THREADS % TILE1_THREAD_COLS == 0,
+              "level 1: the threads of one row are lanes of one warp");
 
 /** Elements of 16 bits per 16-byte chunk: the unit of cp.async, ldmatrix rows and the swizzle. */
 static constexpr int TILE2_CHUNK = 8;

@@ -49,9 +49,9 @@ extern "C" {
 
 /** Level 1: a 16 x 16 grid of threads; thread (ty, tx) owns rows 4 ty .. 4 ty + 3 of the tile. */
 enum {
-    TILE1_THREADS = 256,        /**< threads of a level-1 block */
     TILE1_THREAD_ROWS = 16,     /**< ty = threadIdx.x / 16 */
     TILE1_THREAD_COLS = 16,     /**< tx = threadIdx.x % 16: the lanes that share a row */
+    TILE1_THREADS = TILE1_THREAD_ROWS * TILE1_THREAD_COLS, /**< 256 threads of a level-1 block */
     TILE1_ROWS_PER_THREAD = 4,  /**< query rows a thread owns */
     TILE1_KEYS_PER_THREAD = 2,  /**< keys a thread scores per tile: tx and tx + 16 */
     TILE1_BR = TILE1_THREAD_ROWS * TILE1_ROWS_PER_THREAD, /**< 64 query rows per tile */

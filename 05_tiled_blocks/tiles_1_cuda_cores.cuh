@@ -37,10 +37,6 @@
 #include "tile_layout.cuh"
 #include "tiles.h"
 
-static_assert(TILE1_THREADS == TILE1_THREAD_ROWS * TILE1_THREAD_COLS, "a 16 x 16 grid of threads");
-static_assert(TILE1_THREAD_COLS <= FA_WARP_THREADS && FA_WARP_THREADS % TILE1_THREAD_COLS == 0,
-              "the threads of one row are lanes of one warp");
-
 /**
  * M17: copies @p rows_valid rows of @p d elements from @p src (row r at
  * src + r src_stride: d for a contiguous [rows][d] tensor, heads * d for
@@ -77,10 +73,10 @@ static __device__ void tile1_load(float *tile, int stride, const T *src, int64_t
             const T *values = reinterpret_cast<const T *>(&bits);
 #pragma unroll
             for (int i = 0; i < VECTOR; ++i)
-                to[i] = tile1_widen(values[i]);
+                to[i] = fa_to_float(values[i]);
         } else {
             for (int i = 0; i < width; ++i)
-                to[i] = tile1_widen(src[row * src_stride + col + i]);
+                to[i] = fa_to_float(src[row * src_stride + col + i]);
         }
     }
 }

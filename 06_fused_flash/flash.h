@@ -6,18 +6,18 @@
 #ifndef FLASH_H
 #define FLASH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fa_bytes.h"
+#include "fa_math.h"
 #include "flashattn.h"
 #include "tiles.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/** log2(e) in fp32: the kernels fold c = scale log2(e) into one FFMA per weight. */
-#define FLASH_LOG2E 1.4426950408889634f
 
 /** Version 2: four warps per block. */
 enum { FLASH2_WARPS = 4, FLASH2_THREADS = FLASH2_WARPS * 32, FLASH2_MAX_D = 256 };
@@ -40,6 +40,36 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE int flash2_br(int d_pad)
     return FLASH2_WARPS * TILE2_WARP_ROWS * flash2_mt(d_pad);
 }
 
+/**
+ * The keys per tile of version @p version (1 or 2) at head dimension
+ * @p head_dim: the block_n fa_attention_method() declares, known before there
+ * is a call (the harness places its score patterns by it).
+ */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int64_t flash_block_n(int version, int64_t head_dim)
+{
+    return version == 1 ? TILE1_BC : flash2_bc(tile2_row_elements((int)head_dim));
+}
+
+/** The dtype of o: fp32 with o_fp32, else the inputs'. */
+static inline fa_dtype flash_o_dtype(const fa_attention_params *p)
+{
+    return p->o_fp32 ? FA_F32 : p->dtype;
+}
+
+/**
+ * Whether every row of a tensor at @p data with @p strides (in elements of
+ * @p element_bytes: 2 or 4) starts on 16 bytes: the address and every stride
+ * are multiples of 16 bytes. Version 2 needs it of q, k, v and o (cp.async
+ * and the stores of O move 16 bytes); version 1's 16-byte loads use it.
+ */
+static inline bool flash_rows_16_aligned(const void *data, const fa_strides *strides,
+                                         int64_t element_bytes)
+{
+    const int64_t per_chunk = 16 / element_bytes;
+    return fa_is_aligned(data, 16) && strides->batch % per_chunk == 0 &&
+           strides->row % per_chunk == 0 && strides->head % per_chunk == 0;
+}
+
 /** Version 2's shared memory: one Q, one K and one V tile of 16-bit elements. */
 static inline FA_CONSTEXPR FA_HOST_DEVICE size_t flash2_shared_bytes(int d_pad)
 {
@@ -59,15 +89,13 @@ fa_status learner_attention_validate(const fa_attention_params *p, fa_variant *c
 /**
  * Launches the fused kernel of version @p version (1: CUDA cores, 2: tensor
  * cores) for @p p, validated beforehand by fa_attention_supported() for
- * that variant, with @p scale resolved (never 0). Enqueued on @p stream.
- * The learner's twin returns ::FA_ERR_NOT_IMPLEMENTED until its M23 version
- * is written.
+ * that variant, at the scale fa_attention_scale() resolves. Enqueued on
+ * @p stream; a call with no query row is a no-op. The learner's twin
+ * returns ::FA_ERR_NOT_IMPLEMENTED until its M23 version is written.
  */
-fa_status ref_flash_forward(int version, const fa_attention_params *p, float scale,
-                            cudaStream_t stream);
+fa_status ref_flash_forward(int version, const fa_attention_params *p, cudaStream_t stream);
 /** The learner's M23 under the same launch; same contract as ref_flash_forward(). */
-fa_status learner_flash_forward(int version, const fa_attention_params *p, float scale,
-                                cudaStream_t stream);
+fa_status learner_flash_forward(int version, const fa_attention_params *p, cudaStream_t stream);
 #endif
 
 #ifdef __cplusplus

@@ -39,7 +39,7 @@ flash1_kernel(fa_attention_params p, float scale, bool vector_loads)
     const T *k = static_cast<const T *>(p.k) + b * p.k_strides.batch + h_kv * p.k_strides.head;
     const T *v = static_cast<const T *>(p.v) + b * p.v_strides.batch + h_kv * p.v_strides.head;
     const int64_t key_tiles = fa_ceil_div(p.nk, TILE1_BC);
-    const float c = scale * FLASH_LOG2E;
+    const float c = scale * FA_LOG2E_F;
 
     tile1_load(q_tile, stride, q, p.q_strides.row,
                (int)(p.nq - row0 < TILE1_BR ? p.nq - row0 : TILE1_BR), TILE1_BR, d, vector_loads);

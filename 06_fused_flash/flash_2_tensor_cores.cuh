@@ -47,7 +47,7 @@ flash2_kernel(fa_attention_params p, float scale)
     const T *k = static_cast<const T *>(p.k) + b * p.k_strides.batch + h_kv * p.k_strides.head;
     const T *v = static_cast<const T *>(p.v) + b * p.v_strides.batch + h_kv * p.v_strides.head;
     const int64_t key_tiles = fa_ceil_div(p.nk, BC);
-    const float c = scale * FLASH_LOG2E;
+    const float c = scale * FA_LOG2E_F;
     const int rows_valid = (int)(p.nq - row0 < BR ? p.nq - row0 : BR);
 
     tile2_load_async<D_PAD, FLASH2_THREADS>(q_tile, q, p.q_strides.row, rows_valid, BR, d);

@@ -57,12 +57,12 @@ fa_status fa_attention_method(const fa_attention_params *p, fa_attn_method *meth
     fa_attn_method m = {0};
     m.input_dtype = p->dtype;
     m.accumulation = tensor_cores ? FA_ACCUM_TENSOR_CORE : FA_ACCUM_FP32;
-    m.block_n = tensor_cores ? flash2_bc(tile2_row_elements((int)p->head_dim)) : TILE1_BC;
+    m.block_n = flash_block_n(tensor_cores ? 2 : 1, p->head_dim);
     m.p_dtype = tensor_cores ? p->dtype : FA_F32; /* v2 rounds P to the input type for P V */
     m.l_from_rounded_p = false;                   /* both sum l from the unrounded P */
     m.exp_method = FA_EXP_EXP2_PRESCALED;
     m.normalisation = FA_NORM_RECIPROCAL;
-    m.output_dtype = p->o_fp32 ? FA_F32 : p->dtype;
+    m.output_dtype = flash_o_dtype(p);
     *method = m;
     return FA_OK;
 }

@@ -20,12 +20,10 @@
 #include <stdio.h>
 
 #include "fa_bytes.h"
+#include "fa_index.h"
 #include "fa_launch.h"
 
 static const char *const API = "fa_attention";
-
-/** The largest grid dimension y and z (heads, batch). */
-static const int64_t MAX_GRID_YZ = 65535;
 
 /** One tensor of the call: its name, pointer, strides and extents. */
 typedef struct tensor {
@@ -153,7 +151,7 @@ static fa_status check_tensors(const fa_attention_params *p)
         {"q", p->q, p->q_strides, p->nq, p->heads_q, in_bytes, 0},
         {"k", p->k, p->k_strides, p->nk, p->heads_kv, in_bytes, 0},
         {"v", p->v, p->v_strides, p->nk, p->heads_kv, in_bytes, 0},
-        {"o", p->o, p->o_strides, p->nq, p->heads_q, p->o_fp32 ? 4 : in_bytes, 0},
+        {"o", p->o, p->o_strides, p->nq, p->heads_q, fa_dtype_size(flash_o_dtype(p)), 0},
     };
     for (int i = 0; i < 4; ++i) {
         if (i > 0 && i < 3 && p->nk == 0)
@@ -197,10 +195,8 @@ static fa_status tensor_cores_refusal(const fa_attention_params *p, char *why, s
     const fa_strides strides[4] = {p->q_strides, p->k_strides, p->v_strides, p->o_strides};
     const char *const names[4] = {"q", "k", "v", "o"};
     for (int i = 0; i < 4; ++i) {
-        const int64_t bytes = i == 3 && p->o_fp32 ? 4 : fa_dtype_size(p->dtype);
-        const int64_t per_chunk = 16 / bytes;
-        if (!fa_is_aligned(data[i], 16) || strides[i].batch % per_chunk != 0 ||
-            strides[i].row % per_chunk != 0 || strides[i].head % per_chunk != 0) {
+        const int64_t bytes = fa_dtype_size(i == 3 ? flash_o_dtype(p) : p->dtype);
+        if (!flash_rows_16_aligned(data[i], &strides[i], bytes)) {
             snprintf(why, cap, "%s is not 16-byte aligned at every row (v2 moves 16 bytes at a time)",
                      names[i]);
             return FA_ERR_MISALIGNED;
@@ -215,10 +211,10 @@ fa_status FA_LAUNCHER(attention_validate)(const fa_attention_params *p, fa_varia
         return fa_fail(FA_ERR_NULL_POINTER, "%s: params = NULL", API);
     FA_TRY(check_values(p));
     FA_TRY(check_sizes(p));
-    if (p->batch > MAX_GRID_YZ || p->heads_q > MAX_GRID_YZ)
+    if (p->batch > FA_MAX_GRID_YZ || p->heads_q > FA_MAX_GRID_YZ)
         return fa_fail(FA_ERR_OVERFLOW, "%s: batch = %lld, heads_q = %lld, expected at most %lld "
                                         "each (grid z and y)",
-                       API, (long long)p->batch, (long long)p->heads_q, (long long)MAX_GRID_YZ);
+                       API, (long long)p->batch, (long long)p->heads_q, (long long)FA_MAX_GRID_YZ);
     /* The grid's x counts query tiles; the smallest tile (v2 at head dims above 128) is 64 rows. */
     if (fa_ceil_div(p->nq, flash2_br(FLASH2_MAX_D)) > FA_MAX_GRID_X)
         return fa_fail(FA_ERR_OVERFLOW, "%s: nq = %lld, expected at most %lld (grid x of tiles of %d rows)",

@@ -29,6 +29,16 @@ void fa_poison_host(void *p, size_t bytes)
         memset(p, FA_POISON_BYTE, bytes);
 }
 
+float fa_load_or_poison(const void *data, fa_dtype dtype, int64_t i)
+{
+    if (dtype != FA_F32 && ((const uint16_t *)data)[i] == UINT16_C(0xFFFF)) {
+        float poison;
+        fa_poison_host(&poison, sizeof poison);
+        return poison;
+    }
+    return fa_load(data, dtype, i);
+}
+
 static fa_shape make_shape(int rank, const int64_t *dims, const char *const *names)
 {
     fa_shape shape = {0};

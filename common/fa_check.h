@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "fa_half.h"
 #include "fa_status.h"
 
 #ifdef __cplusplus
@@ -44,6 +45,13 @@ bool fa_is_poison(float x);
 
 /** Fills @p bytes bytes at @p p with ::FA_POISON_BYTE. */
 void fa_poison_host(void *p, size_t bytes);
+
+/**
+ * Element @p i of @p data (of @p dtype) as a float, as fa_load() reads it,
+ * except that a bf16 or fp16 element with the poison bits (never written)
+ * becomes the fp32 poison: widened, a 16-bit output keeps its "unwritten".
+ */
+float fa_load_or_poison(const void *data, fa_dtype dtype, int64_t i);
 
 enum { FA_SHAPE_MAX_RANK = 4, FA_CHECK_MAX_MISMATCHES = 4 };
 

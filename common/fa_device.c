@@ -174,10 +174,8 @@ fa_status fa_canary_input(void **device, const void *host, size_t bytes)
     *device = NULL;
     if (bytes == 0 || host == NULL)
         return FA_OK;
-    FA_TRY(fa_device_alloc(device, bytes + FA_CANARY_BYTES));
-    fa_status status = fa_device_poison(*device, bytes + FA_CANARY_BYTES);
-    if (status == FA_OK)
-        status = fa_upload(*device, host, bytes);
+    FA_TRY(fa_canary_output(device, bytes));
+    const fa_status status = fa_upload(*device, host, bytes);
     if (status != FA_OK) {
         fa_device_free(*device);
         *device = NULL;

@@ -10,7 +10,6 @@
 #ifndef FA_DEVICE_H
 #define FA_DEVICE_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 

@@ -33,6 +33,9 @@
 /** Largest gridDim.x of a launch (2^31 - 1). */
 #define FA_MAX_GRID_X INT64_C(2147483647)
 
+/** Largest gridDim.y and gridDim.z of a launch. */
+#define FA_MAX_GRID_YZ INT64_C(65535)
+
 /** ceil(a / b) for a >= 0 and b > 0: the number of tiles (or blocks) of b that cover a. */
 static inline FA_CONSTEXPR FA_HOST_DEVICE int64_t fa_ceil_div(int64_t a, int64_t b)
 {

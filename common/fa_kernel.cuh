@@ -1,7 +1,8 @@
 /**
  * @file fa_kernel.cuh
- * @brief Device building blocks that several stages use: reductions across
- *        lanes, warps and blocks, with one NaN policy (fa_math.h).
+ * @brief Device building blocks that several stages use: widening an input
+ *        element to fp32, and reductions across lanes, warps and blocks,
+ *        with one NaN policy (fa_math.h).
  *
  * \ref stage01 teaches how these work (M4, M5); later stages call them
  * instead of writing them again.
@@ -21,17 +22,16 @@
 #ifndef FA_KERNEL_CUH
 #define FA_KERNEL_CUH
 
-#include <math.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include "fa_index.h"
 #include "fa_math.h"
 
-/** op(a, b): a + b, or fa_max_nan(a, b). */
-template <fa_reduce_op OP>
-static __device__ __forceinline__ float fa_reduce_combine(float a, float b)
-{
-    return OP == FA_REDUCE_SUM ? a + b : fa_max_nan(a, b);
-}
+/** One input element widened to fp32: exact for fp32, bf16 and fp16 alike. */
+static __device__ __forceinline__ float fa_to_float(float x) { return x; }
+static __device__ __forceinline__ float fa_to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+static __device__ __forceinline__ float fa_to_float(__half x) { return __half2float(x); }
 
 /**
  * op over each aligned group of @p LANES lanes (a power of two, 1..32): the
@@ -45,7 +45,7 @@ static __device__ __forceinline__ float fa_lanes_reduce(float value)
                   "a group is a power of two of lanes within one warp");
 #pragma unroll
     for (int offset = LANES / 2; offset > 0; offset /= 2)
-        value = fa_reduce_combine<OP>(value, __shfl_xor_sync(FA_FULL_WARP_MASK, value, offset));
+        value = fa_reduce_combine(OP, value, __shfl_xor_sync(FA_FULL_WARP_MASK, value, offset));
     return value;
 }
 

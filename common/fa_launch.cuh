@@ -40,19 +40,15 @@ struct fa_todo {
     static constexpr const char *file = nullptr;
 };
 
-/** Marks milestone @p m as not written yet; the learner deletes the line when it is. */
-#define FA_TODO(m)                                          \
-    template <>                                             \
-    struct fa_todo<m, 0> {                                  \
-        static constexpr const char *file = __FILE__;       \
-    }
-
 /** Marks version @p v of milestone @p m as not written yet. */
 #define FA_TODO_VERSION(m, v)                               \
     template <>                                             \
     struct fa_todo<m, v> {                                  \
         static constexpr const char *file = __FILE__;       \
     }
+
+/** Marks milestone @p m as not written yet; the learner deletes the line when it is. */
+#define FA_TODO(m) FA_TODO_VERSION(m, 0)
 
 /** FA_OK when the milestone is written, else ::FA_ERR_NOT_IMPLEMENTED with where to write it. */
 template <int MILESTONE, int VERSION = 0>

@@ -1,7 +1,9 @@
 /**
  * @file fa_math.h
- * @brief The float functions the kernels and the CPU models share, so that
- *        both compute the same bits: the course's one max, which keeps NaN.
+ * @brief The float functions and constants the kernels and the CPU models
+ *        share, so that both compute the same bits: the course's one max,
+ *        which keeps NaN, the reduction step, the softmax's -inf guard, and
+ *        log2(e) and ln 2 in fp32.
  *
  * **The NaN policy of every max in the course.** A max over values that hold
  * a NaN is NaN. `fmaxf` (and C's `fmax`) do the opposite: they return the
@@ -25,6 +27,21 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/**
+ * log2(e) rounded to fp32 (0x3FB8AA3B = 1.44269502162933349609375; an error
+ * bound that multiplies by it accounts for its rounding). The kernels compute
+ * exp(x) as exp2(x FA_LOG2E_F) (ex2.approx), and fold the softmax scale into
+ * the factor: c = scale FA_LOG2E_F.
+ */
+#define FA_LOG2E_F 1.4426950408889634f
+
+/**
+ * ln 2 rounded to fp32 (0x1.62e43p-1), the fixtures' softmax scale:
+ * fp32(FA_LN2_F FA_LOG2E_F) = 1 exactly, so their scores scaled for exp2 are
+ * the integers written in them.
+ */
+#define FA_LN2_F 0x1.62e43p-1f
 
 /** The two reductions of the course: + and the NaN-keeping max. */
 typedef enum fa_reduce_op { FA_REDUCE_SUM, FA_REDUCE_MAX } fa_reduce_op;
@@ -58,6 +75,23 @@ static inline FA_HOST_DEVICE float fa_max_nan(float a, float b)
         return signbit(a) ? b : a;
     return a > b ? a : b;
 #endif
+}
+
+/** op(a, b): a + b, or fa_max_nan(a, b); the one step of every reduction, kernel and model. */
+static inline FA_HOST_DEVICE float fa_reduce_combine(fa_reduce_op op, float a, float b)
+{
+    return op == FA_REDUCE_SUM ? a + b : fa_max_nan(a, b);
+}
+
+/**
+ * The max a softmax subtracts inside exp: @p max itself, or 0 while it is
+ * -inf (a row with no allowed entry yet), so that a masked entry's weight is
+ * exp(-inf - 0) = 0 and never exp(-inf - -inf) = NaN. The host models' form
+ * of the kernels' online_max_offset() (stage 04, M14).
+ */
+static inline FA_HOST_DEVICE float fa_max_offset(float max)
+{
+    return max == -INFINITY ? 0.0f : max;
 }
 
 /**

@@ -2,6 +2,7 @@
 #include "fa_milestones.h"
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "fa_problem.h"
 
@@ -75,26 +76,32 @@ const char *fa_stage_dir(int stage)
     return stage_dirs[stage - 1];
 }
 
-fa_status fa_todo_return_fail(int milestone, const char *file)
+/** "M<m> <title>[, version <v>] is not implemented yet: write it in <file> and delete its
+ *  <marker> line". */
+static fa_status not_implemented(int milestone, int version, const char *file, const char *marker)
 {
     const fa_milestone_info *info = fa_milestone(milestone);
+    char which[32] = "";
+    if (version > 0)
+        snprintf(which, sizeof which, ", version %d", version);
     return fa_fail(FA_ERR_NOT_IMPLEMENTED,
-                   "M%d %s is not implemented yet: write it in %s and delete its "
-                   "FA_TODO_RETURN(%d) line",
-                   milestone, info != NULL ? info->title : "?", file, milestone);
+                   "M%d %s%s is not implemented yet: write it in %s and delete its %s line",
+                   milestone, info != NULL ? info->title : "?", which, file, marker);
+}
+
+fa_status fa_todo_return_fail(int milestone, const char *file)
+{
+    char marker[48];
+    snprintf(marker, sizeof marker, "FA_TODO_RETURN(%d)", milestone);
+    return not_implemented(milestone, 0, file, marker);
 }
 
 fa_status fa_todo_fail(int milestone, int version, const char *file)
 {
-    const fa_milestone_info *info = fa_milestone(milestone);
-    const char *title = info != NULL ? info->title : "?";
+    char marker[48];
     if (version > 0)
-        return fa_fail(FA_ERR_NOT_IMPLEMENTED,
-                       "M%d %s, version %d is not implemented yet: write it in %s and delete "
-                       "its FA_TODO_VERSION(%d, %d) line",
-                       milestone, title, version, file, milestone, version);
-    return fa_fail(FA_ERR_NOT_IMPLEMENTED,
-                   "M%d %s is not implemented yet: write it in %s and delete its FA_TODO(%d) "
-                   "line",
-                   milestone, title, file, milestone);
+        snprintf(marker, sizeof marker, "FA_TODO_VERSION(%d, %d)", milestone, version);
+    else
+        snprintf(marker, sizeof marker, "FA_TODO(%d)", milestone);
+    return not_implemented(milestone, version, file, marker);
 }

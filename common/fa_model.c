@@ -5,18 +5,13 @@
 
 #include "fa_index.h"
 
-static float combine(fa_reduce_op op, float a, float b)
-{
-    return op == FA_REDUCE_SUM ? a + b : fa_max_nan(a, b);
-}
-
 float fa_model_lanes_reduce(fa_reduce_op op, float *lanes, int width)
 {
     /* Lane 0 only ever combines lanes below the offset with those above it,
      * and every lane ends with lane 0's bits, so the lower half suffices. */
     for (int offset = width / 2; offset > 0; offset /= 2)
         for (int i = 0; i < offset; ++i)
-            lanes[i] = combine(op, lanes[i], lanes[i + offset]);
+            lanes[i] = fa_reduce_combine(op, lanes[i], lanes[i + offset]);
     return lanes[0];
 }
 

@@ -89,18 +89,34 @@ bool fa_result_status(fa_result *result, const char *case_name, fa_status status
     return false;
 }
 
+bool fa_result_uncovered(fa_result *result, const char *case_name, const char *what,
+                         const fa_check_report *report, const fa_shape *shape)
+{
+    if (report->status != FA_OK) /* no bound to judge by: an error of the check, never a verdict */
+        return fa_result_status(result, case_name, report->status);
+    char description[FA_RESULT_DETAIL];
+    fa_check_describe(report, shape, description, sizeof description);
+    fa_result_fail(result, case_name, "%s%s%s", what != NULL ? what : "", what != NULL ? " " : "",
+                   description);
+    return false;
+}
+
+bool fa_result_canaries(fa_result *result, const char *case_name, const char *output,
+                        int64_t overwritten)
+{
+    if (overwritten == 0)
+        return true;
+    fa_result_fail(result, case_name, "wrote %lld canary bytes past the end of %s",
+                   (long long)overwritten, output);
+    return false;
+}
+
 bool fa_result_judge(fa_result *result, const char *case_name, const float *out,
                      const double *ref, const double *bound, const fa_shape *shape)
 {
     fa_check_report report;
-    if (fa_check_covers(out, ref, bound, fa_shape_count(shape), &report))
-        return true;
-    if (report.status != FA_OK) /* no bound to judge by: an error of the check, never a verdict */
-        return fa_result_status(result, case_name, report.status);
-    char description[FA_RESULT_DETAIL];
-    fa_check_describe(&report, shape, description, sizeof description);
-    fa_result_fail(result, case_name, "%s", description);
-    return false;
+    return fa_check_covers(out, ref, bound, fa_shape_count(shape), &report) ||
+           fa_result_uncovered(result, case_name, NULL, &report, shape);
 }
 
 bool fa_result_rerun(char *buf, size_t cap, const char *program, int milestone, fa_impl impl,

@@ -194,6 +194,22 @@ void fa_result_fail(fa_result *result, const char *case_name, const char *format
 bool fa_result_status(fa_result *result, const char *case_name, fa_status status);
 
 /**
+ * Records a check that did not cover, from its @p report over @p shape: an
+ * ERROR when the check had no bound to judge by (report->status, with its
+ * message), else FAILED with "case '<name>' [<what> ]<first uncovered
+ * coordinate, got, want, bound, counts>" (@p what NULL: no prefix). Returns false.
+ */
+bool fa_result_uncovered(fa_result *result, const char *case_name, const char *what,
+                         const fa_check_report *report, const fa_shape *shape);
+
+/**
+ * FAILED with "case '<name>' wrote N canary bytes past the end of <output>"
+ * when a kernel wrote @p overwritten bytes past its output; true when none.
+ */
+bool fa_result_canaries(fa_result *result, const char *case_name, const char *output,
+                        int64_t overwritten);
+
+/**
  * Judges one case with fa_check_covers(); on failure sets FAILED with
  * "case '<name>' <first uncovered coordinate, got, want, bound, counts>" and
  * returns false. A bound that cannot judge (NaN, infinite or negative where

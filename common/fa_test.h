@@ -167,8 +167,8 @@ bool fa_expect_usage_error(fa_tests *t, int stage, const char *const *words, con
 /**
  * Records that @p stage lists exactly the milestones the course map gives
  * it (fa_milestones.h), and that each passes on the reference kernels with
- * @p options: its probe says it is written and its check passes (a GPU
- * test). @p file and @p line are the caller's (FA_EXPECT_REFERENCE_CHECKS
+ * @p options, run as the driver runs it (fa_stage_check(): the probe says it
+ * is written, then the check passes; a GPU test). @p file and @p line are the caller's (FA_EXPECT_REFERENCE_CHECKS
  * passes them).
  */
 void fa_expect_reference_checks(fa_tests *t, const fa_stage_desc *stage,

@@ -1170,9 +1170,6 @@ typedef struct softmax_state {
     float max, sum, output;
 } softmax_state;
 
-/** The running max subtracted inside expf, guarded so that -inf - -inf never happens. */
-static float softmax_offset(float max) { return max == -INFINITY ? 0.0f : max; }
-
 /** expf, rounded to nearest (@p direction 0) or pushed 2 ulp by the adversary (+-1). */
 static float softmax_exp(float arg, int direction)
 {
@@ -1183,8 +1180,8 @@ static float softmax_exp(float arg, int direction)
 static softmax_state softmax_merge(softmax_state a, softmax_state b, bool rescale, int direction)
 {
     const float max = fa_max_nan(a.max, b.max);
-    const float scale_a = rescale ? softmax_exp(a.max - softmax_offset(max), direction) : 1.0f;
-    const float scale_b = rescale ? softmax_exp(b.max - softmax_offset(max), direction) : 1.0f;
+    const float scale_a = rescale ? softmax_exp(a.max - fa_max_offset(max), direction) : 1.0f;
+    const float scale_b = rescale ? softmax_exp(b.max - fa_max_offset(max), direction) : 1.0f;
     const softmax_state merged = {max, a.sum * scale_a + b.sum * scale_b,
                                   a.output * scale_a + b.output * scale_b};
     return merged;
@@ -1220,7 +1217,7 @@ static softmax_state softmax_fold(const float *x, const float *v, int64_t n, con
                 update.max = fa_max_nan(update.max, x[base + i * m->lanes]);
             for (int64_t i = 0; i < m->chunk && base + i * m->lanes < n; i++) {
                 const int64_t j = base + i * m->lanes;
-                const float weight = softmax_exp(x[j] - softmax_offset(update.max), direction);
+                const float weight = softmax_exp(x[j] - fa_max_offset(update.max), direction);
                 update.sum += weight;
                 update.output += v != NULL ? weight * v[j] : 0.0f;
             }

@@ -109,12 +109,8 @@ static bool run_and_judge(const kernel_launch *k, const char *case_name, workspa
                           kernel_run_on_host(*k, w->a, in_count, b, out_count, w->got,
                                              &overwritten)))
         return false;
-    if (overwritten > 0) {
-        fa_result_fail(result, case_name, "wrote %lld canary bytes past the end of out",
-                       (long long)overwritten);
-        return false;
-    }
-    return fa_result_judge(result, case_name, w->got, w->ref, bound, shape);
+    return fa_result_canaries(result, case_name, "out", overwritten) &&
+           fa_result_judge(result, case_name, w->got, w->ref, bound, shape);
 }
 
 /* ---- M1-M3: elementwise ------------------------------------------------------------------- */

@@ -66,7 +66,7 @@ void model_exp(fa_exp_method method, const float *x, float *out, int64_t n)
             out[i] = expf(x[i]);
             continue;
         }
-        const float t = x[i] * PRIMITIVES_LOG2E;
+        const float t = x[i] * FA_LOG2E_F;
         out[i] = exp2f(t);
     }
 }
@@ -83,7 +83,7 @@ double exp_relative_budget(fa_exp_method method, float x)
         /* exp2f(t) = exp(x) * 2^(t - x log2 e), t = fl(x c). Its argument is off by
          * |x| |c - log2 e| (the constant) plus at most u |x c| (the product), and
          * 2^d - 1 ~ d ln 2, so each adds its size times ln 2 to the relative error. */
-        const double c = (double)PRIMITIVES_LOG2E;
+        const double c = (double)FA_LOG2E_F;
         const double constant_error = ax * fabs(c * LN2 - 1.0);
         const double product_error = LN2 * u * ax * c;
         return (EXP_TABLE_ULPS + EXP_ROUNDING_ULPS) * ulp + constant_error + product_error;
@@ -130,7 +130,7 @@ static float reduce_row(fa_reduce_op op, const float *row, int64_t cols)
     for (int t = 0; t < ROW_THREADS; ++t) {
         float acc = identity;
         for (int64_t c = t; c < cols; c += ROW_THREADS)
-            acc = op == FA_REDUCE_SUM ? acc + row[c] : fa_max_nan(acc, row[c]);
+            acc = fa_reduce_combine(op, acc, row[c]);
         thread_values[t] = acc;
     }
     return fa_model_block_reduce(op, thread_values, ROW_THREADS);

@@ -34,7 +34,7 @@ void model_scale_array(const float *x, float alpha, float *out, int64_t n);
 
 /**
  * out[i] = exp(x[i]) by the formula of @p method, with the host's libm:
- * `expf(x)` for ::FA_EXP_EXPF, and `exp2f(x * PRIMITIVES_LOG2E)` (the same
+ * `expf(x)` for ::FA_EXP_EXPF, and `exp2f(x * FA_LOG2E_F)` (the same
  * fp32 product as the kernel) for ::FA_EXP_EXP2_PRESCALED and ::FA_EXP_FAST,
  * because `__expf` is that product followed by the hardware's 2^t.
  */
@@ -46,7 +46,7 @@ void model_exp(fa_exp_method method, const float *x, float *out, int64_t n);
  * - ::FA_EXP_EXPF: 2 ulp from the correctly rounded result plus the half ulp
  *   of that rounding, one ulp being at most 2u |y|: 5u;
  * - ::FA_EXP_EXP2_PRESCALED: 5u for exp2f, plus the error of its argument
- *   t = fl(x c), c = PRIMITIVES_LOG2E: |x| |c ln 2 - 1| for the rounding of the
+ *   t = fl(x c), c = FA_LOG2E_F: |x| |c ln 2 - 1| for the rounding of the
  *   constant and ln 2 u |x c| for the rounding of the product;
  * - ::FA_EXP_FAST: (2 + floor(|1.173 x|) + 0.5) * 2u.
  * An unknown method gets 0.

@@ -17,9 +17,6 @@
 
 enum { FLOAT_BYTES = sizeof(float) };
 
-/** Largest element count whose byte size fits a signed 64-bit offset. */
-static const int64_t MAX_FLOATS = INT64_MAX / FLOAT_BYTES;
-
 /** Checks one array of an elementwise op: present, 16-byte aligned. Requires n > 0. */
 static fa_status check_vector_array(const char *op, const char *name, const float *p, int64_t n)
 {
@@ -43,13 +40,10 @@ static fa_status check_elementwise(const char *op, const char *in0_name, const f
                                    const char *in1_name, const float *in1, const float *out,
                                    int64_t n)
 {
-    if (n < 0)
-        return fa_fail(FA_ERR_INVALID_SIZE, "%s: n = %lld, expected n >= 0", op, (long long)n);
+    FA_TRY(fa_require_size(op, "n", n));
     if (n == 0)
         return FA_OK;
-    if (n > MAX_FLOATS)
-        return fa_fail(FA_ERR_OVERFLOW, "%s: n = %lld, expected at most %lld (byte offsets are 64-bit)",
-                       op, (long long)n, (long long)MAX_FLOATS);
+    FA_TRY(fa_require_elements(op, "n", n, FLOAT_BYTES));
 
     const char *names[2] = {in0_name, in1_name};
     const float *inputs[2] = {in0, in1};
@@ -119,11 +113,12 @@ static fa_status check_rows(const char *op, const float *x, int64_t rows, int64_
                        "%s: rows = %lld, expected at most %lld (one block per row, gridDim.x limit)",
                        op, (long long)rows, (long long)FA_MAX_GRID_X);
     /* x spans (rows - 1) * ld + cols floats; test without computing it, which could overflow. */
-    if (ld > 0 && rows - 1 > (MAX_FLOATS - cols) / ld)
+    const int64_t max_floats = fa_max_elements(FLOAT_BYTES);
+    if (ld > 0 && rows - 1 > (max_floats - cols) / ld)
         return fa_fail(FA_ERR_OVERFLOW,
                        "%s: rows = %lld, ld = %lld, cols = %lld span more than %lld floats "
                        "(byte offsets are 64-bit)",
-                       op, (long long)rows, (long long)ld, (long long)cols, (long long)MAX_FLOATS);
+                       op, (long long)rows, (long long)ld, (long long)cols, (long long)max_floats);
     FA_TRY(fa_require_array(op, "out", out, rows, FLOAT_BYTES));
     if (cols == 0)
         return FA_OK;

@@ -93,12 +93,12 @@ FA_TODO(3); /* delete this line when your M3 is written */
  * TODO(M3): out[i] = exp(x[i]), the same loop again, with exp evaluated by
  * METHOD, a compile-time constant:
  *   FA_EXP_EXPF            expf(x)
- *   FA_EXP_EXP2_PRESCALED  exp2f(x * PRIMITIVES_LOG2E)      (e^x = 2^(x log2 e))
+ *   FA_EXP_EXP2_PRESCALED  exp2f(x * FA_LOG2E_F)      (e^x = 2^(x log2 e))
  *   FA_EXP_FAST            __expf(x)
  * Hint: write a small `template <fa_exp_method METHOD> static __device__ float
  * exp_by(float x)` with an `if (METHOD == ...)` per variant; the compiler keeps
  * only the branch of each instantiation. The check judges each variant by its
- * own error budget, so the exp2f variant must multiply by PRIMITIVES_LOG2E
+ * own error budget, so the exp2f variant must multiply by FA_LOG2E_F
  * itself, in fp32, exactly as written above.
  */
 template <fa_exp_method METHOD>

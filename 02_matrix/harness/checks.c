@@ -63,14 +63,9 @@ static bool judge(fa_result *result, const char *name, fa_status status, int64_t
                   const char *output, const float *got, const double *want, const double *bound,
                   const fa_shape *shape)
 {
-    if (!fa_result_status(result, name, status))
-        return false;
-    if (overwritten > 0) {
-        fa_result_fail(result, name, "wrote %lld canary bytes past the end of %s",
-                       (long long)overwritten, output);
-        return false;
-    }
-    return fa_shape_count(shape) == 0 || fa_result_judge(result, name, got, want, bound, shape);
+    return fa_result_status(result, name, status) &&
+           fa_result_canaries(result, name, output, overwritten) &&
+           (fa_shape_count(shape) == 0 || fa_result_judge(result, name, got, want, bound, shape));
 }
 
 /** Host array of @p n elements of @p dtype holding @p values rounded to it (NULL: no memory). */

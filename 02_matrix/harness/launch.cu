@@ -161,8 +161,7 @@ static fa_status launch_mma(const uint16_t *a, const uint16_t *b, float *c, int6
     /* 64 KiB of shared memory is more than the 48 KiB a block gets unasked; and ask for
      * the largest shared-memory carveout, so that two blocks fit on an SM (the kernel
      * reads global memory through cp.async.cg, which skips L1 anyway). */
-    FA_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     MATMUL_MMA_SMEM_BYTES));
+    FA_TRY(fa_shared_memory_opt_in(kernel, MATMUL_MMA_SMEM_BYTES, "matmul_mma_bf16"));
     FA_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                      cudaSharedmemCarveoutMaxShared));
     kernel<<<tile_grid(m, n, MATMUL_MMA_BLOCK_M, MATMUL_MMA_BLOCK_N), MATMUL_MMA_THREADS,

@@ -110,7 +110,6 @@ static fa_status bench_size(int64_t n, const fa_run_options *options, double cop
     fa_status status =
         naive_timed_alloc(&tp, d, BENCH_DTYPE, FA_MASK_NONE, false, options->seed);
     if (status == FA_ERR_OUT_OF_MEMORY) {
-        (void)cudaGetLastError(); /* a failed cudaMalloc is not sticky: clear it */
         printf("%7lld | skipped: the inputs and outputs alone do not fit (%s)\n", (long long)n,
                fa_last_error());
         *stop = true;
@@ -137,12 +136,8 @@ static fa_status bench_size(int64_t n, const fa_run_options *options, double cop
         status = pool_reset(); /* hand M12's workspace back before the steps take their own */
     /* The steps need their own score matrix; where it does not fit they are not timed. */
     double step_ms[3] = {NAN, NAN, NAN};
-    if (status == FA_OK) {
-        if (fa_device_alloc((void **)&tp.s, workspace) == FA_OK)
-            status = time_steps(&tp, &timing, step_ms);
-        else
-            (void)cudaGetLastError(); /* a failed cudaMalloc is not sticky: clear it */
-    }
+    if (status == FA_OK && fa_device_alloc((void **)&tp.s, workspace) == FA_OK)
+        status = time_steps(&tp, &timing, step_ms);
     naive_timed_free(&tp);
     FA_TRY(status);
 

@@ -70,26 +70,6 @@ static bool host_out_of_memory(fa_result *result, const char *case_name)
                             fa_fail(FA_ERR_OUT_OF_MEMORY, "checks: out of host memory"));
 }
 
-/** FAILED when the kernel wrote @p overwritten canary bytes past the end of output @p what. */
-static bool canaries_intact(fa_result *result, const char *case_name, const char *what,
-                            int64_t overwritten)
-{
-    if (overwritten == 0)
-        return true;
-    fa_result_fail(result, case_name, "wrote %lld canary bytes past the end of %s",
-                   (long long)overwritten, what);
-    return false;
-}
-
-/** FAILED with the first uncovered element of output @p what: "case '<name>' lse at (...)". */
-static void output_failure(fa_result *result, const char *case_name, const char *what,
-                           const fa_check_report *report, const fa_shape *shape)
-{
-    char description[FA_RESULT_DETAIL];
-    fa_check_describe(report, shape, description, sizeof description);
-    fa_result_fail(result, case_name, "%s %s", what, description);
-}
-
 /* ---- one case ----------------------------------------------------------------------------- */
 
 /** The host inputs of one case; each milestone reads the fields it needs. */
@@ -140,7 +120,7 @@ static bool run_scores(fa_impl impl, const attn_case *c, fa_result *result)
         goto done;
     const fa_shape shape = fa_shape_4d(d.batch, d.heads, d.nq, d.nk);
     ok = fa_result_judge(result, c->name, got, want, bound, &shape) &&
-         canaries_intact(result, c->name, "s", overwritten);
+         fa_result_canaries(result, c->name, "s", overwritten);
 done:
     fa_device_free(q);
     fa_device_free(k);
@@ -187,15 +167,15 @@ static bool run_softmax(fa_impl impl, const attn_case *c, fa_result *result)
     const fa_shape lse_shape = fa_shape_4d(d.batch, d.heads, d.nq, 1);
     fa_check_report report;
     if (!fa_check_covers(got_p, want_p, bound_p, count, &report)) {
-        output_failure(result, c->name, "p", &report, &p_shape);
+        fa_result_uncovered(result, c->name, "p", &report, &p_shape);
         goto done;
     }
     if (!fa_check_covers(got_lse, want_lse, bound_lse, rows, &report)) {
-        output_failure(result, c->name, "lse", &report, &lse_shape);
+        fa_result_uncovered(result, c->name, "lse", &report, &lse_shape);
         goto done;
     }
-    ok = canaries_intact(result, c->name, "p", p_overwritten) &&
-         canaries_intact(result, c->name, "lse", lse_overwritten);
+    ok = fa_result_canaries(result, c->name, "p", p_overwritten) &&
+         fa_result_canaries(result, c->name, "lse", lse_overwritten);
 done:
     fa_device_free(s);
     fa_device_free(key_length);
@@ -233,7 +213,7 @@ static bool run_pv(fa_impl impl, const attn_case *c, fa_result *result)
         goto done;
     const fa_shape shape = fa_shape_4d(d.batch, d.heads, d.nq, d.head_dim);
     ok = fa_result_judge(result, c->name, got, want, bound, &shape) &&
-         canaries_intact(result, c->name, "o", overwritten);
+         fa_result_canaries(result, c->name, "o", overwritten);
 done:
     fa_device_free(p);
     fa_device_free(v);
@@ -284,15 +264,15 @@ static bool run_naive(fa_impl impl, const attn_case *c, fa_result *result)
         goto done;
     fa_check_report o_report, lse_report;
     if (!fa_attention_covers(&ref, got_o, got_lse, &o_report, &lse_report)) {
-        const bool o_failed = o_report.uncovered > 0;
+        const bool o_failed = o_report.uncovered > 0 || o_report.status != FA_OK;
         const fa_shape shape = o_failed ? fa_shape_4d(d.batch, d.heads, d.nq, d.head_dim)
                                         : fa_shape_4d(d.batch, d.heads, d.nq, 1);
-        output_failure(result, c->name, o_failed ? "o" : "lse",
-                       o_failed ? &o_report : &lse_report, &shape);
+        fa_result_uncovered(result, c->name, o_failed ? "o" : "lse",
+                            o_failed ? &o_report : &lse_report, &shape);
         goto done;
     }
-    ok = canaries_intact(result, c->name, "o", o_overwritten) &&
-         canaries_intact(result, c->name, "lse", lse_overwritten);
+    ok = fa_result_canaries(result, c->name, "o", o_overwritten) &&
+         fa_result_canaries(result, c->name, "lse", lse_overwritten);
 done:
     fa_attn_reference_free(&ref);
     fa_device_free(q);
@@ -711,7 +691,7 @@ static bool run_refusal(fa_impl impl, const fa_run_options *options, fa_result *
             goto done;
         }
     }
-    ok = canaries_intact(result, name, "o or lse", overwritten);
+    ok = fa_result_canaries(result, name, "o or lse", overwritten);
     if (ok)
         ++*cases;
 done:

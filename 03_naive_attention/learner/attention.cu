@@ -41,16 +41,8 @@ constexpr int TILE = NAIVE_ATTN_TILE;                  /* 32 x 32 outputs per bl
 [[maybe_unused]] constexpr int TILE_PADDED = TILE + 1; /* a tile column spans all 32 banks */
 constexpr int SOFTMAX_THREADS = SOFTMAX_ROWS_THREADS;  /* 256: one block per row */
 
-/* Given: bf16 and fp16 widen to fp32 exactly, so compute in fp32 whatever you read. */
-[[maybe_unused]] static __device__ __forceinline__ float to_float(float x) { return x; }
-[[maybe_unused]] static __device__ __forceinline__ float to_float(__nv_bfloat16 x)
-{
-    return __bfloat162float(x);
-}
-[[maybe_unused]] static __device__ __forceinline__ float to_float(__half x)
-{
-    return __half2float(x);
-}
+/* Given, in fa_kernel.cuh: fa_to_float(x). bf16 and fp16 widen to fp32 exactly, so compute
+ * in fp32 whatever you read. */
 
 /* ---- M9 QK^T scores ------------------------------------------------------------------------ */
 
@@ -78,7 +70,7 @@ FA_TODO(9); /* delete this line when your M9 is written */
  *   col0 + ty (consecutive tx, consecutive addresses), 0.0f outside the
  *   matrices; __syncthreads(); then acc = fmaf(q_tile[ty][d], k_tile[tx][d], acc)
  *   for d = 0..31; __syncthreads() before the next load.
- * - Widen with to_float(): T is float, __nv_bfloat16 or __half.
+ * - Widen with fa_to_float(): T is float, __nv_bfloat16 or __half.
  * - Offsets are int64_t: head * nq * head_dim passes 2^31 on long sequences.
  * - Multiply by scale once, after the sum, and store only inside S (the
  *   edge tiles stick out when nq or nk is not a multiple of 32).

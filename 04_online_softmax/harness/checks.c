@@ -65,16 +65,6 @@ static void *host_alloc(int64_t count, size_t size, const char *name, fa_result 
     return p;
 }
 
-/** A failing canary check: the kernel wrote past the end of an output. */
-static bool judge_canaries(fa_result *result, const char *name, int64_t overwritten)
-{
-    if (overwritten == 0)
-        return true;
-    fa_result_fail(result, name, "wrote %lld canary bytes past the end of an output",
-                   (long long)overwritten);
-    return false;
-}
-
 /** Shape [rows][cols] with named axes, for failure coordinates. */
 static fa_shape named_2d(int64_t rows, int64_t cols, const char *row_name, const char *col_name)
 {
@@ -247,7 +237,7 @@ static bool run_trace_case(online_trace_op op, fa_impl impl, const char *name, t
         return false;
     const fa_shape trace_shape =
         named_2d(shape->rows, online_chunk_count(shape->n, shape->chunk), "row", "chunk");
-    return judge_canaries(result, name, overwritten) &&
+    return fa_result_canaries(result, name, "an output", overwritten) &&
            fa_result_judge(result, name, c->got, want, bound, &trace_shape);
 }
 
@@ -396,7 +386,7 @@ static bool run_softmax_case(fa_impl impl, const char *name, softmax_case *c, in
     const fa_shape p_shape = named_2d(rows, n, "row", "col");
     fa_shape lse_shape = fa_shape_1d(rows);
     lse_shape.names[0] = "lse row";
-    return judge_canaries(result, name, overwritten) &&
+    return fa_result_canaries(result, name, "an output", overwritten) &&
            fa_result_judge(result, name, c->p, p_want, p_bound, &p_shape) &&
            fa_result_judge(result, name, c->lse, c->lse_want, c->lse_bound, &lse_shape);
 }
@@ -593,7 +583,7 @@ static bool run_attention_case(fa_impl impl, const char *name, attn_host *h, con
     int64_t overwritten = 0;
     if (!fa_result_status(result, name, online_run_attention(impl, &h->args, &overwritten)))
         return false;
-    if (!judge_canaries(result, name, overwritten))
+    if (!fa_result_canaries(result, name, "an output", overwritten))
         return false;
     const attn_online_args *a = &h->args;
     const fa_attn_problem problem = online_attn_problem(a);

@@ -29,14 +29,13 @@ float online_model_running_max(float max_old, float chunk_max)
     return fa_max_nan(max_old, chunk_max);
 }
 
-float online_model_max_offset(float max) { return max == -INFINITY ? 0.0f : max; }
 
 float online_model_correction(float max_old, float max_new)
 {
-    return expf(max_old - online_model_max_offset(max_new));
+    return expf(max_old - fa_max_offset(max_new));
 }
 
-float online_model_weight(float x, float max) { return expf(x - online_model_max_offset(max)); }
+float online_model_weight(float x, float max) { return expf(x - fa_max_offset(max)); }
 
 float online_model_update_sum(float sum, float alpha, float chunk_sum)
 {
@@ -94,13 +93,13 @@ const char *online_mistake_name(online_mistake mistake)
 /** The max subtracted inside exp, with or without the -inf guard. */
 static float offset_of(online_mistake mistake, float max)
 {
-    return mistake == ONLINE_MISTAKE_NO_INF_GUARD ? max : online_model_max_offset(max);
+    return mistake == ONLINE_MISTAKE_NO_INF_GUARD ? max : fa_max_offset(max);
 }
 
 static float correction_of(online_mistake mistake, float max_old, float max_new)
 {
     if (mistake == ONLINE_MISTAKE_CORRECTION_INVERTED)
-        return expf(online_model_max_offset(max_new) - online_model_max_offset(max_old));
+        return expf(fa_max_offset(max_new) - fa_max_offset(max_old));
     return expf(max_old - offset_of(mistake, max_new));
 }
 

@@ -49,13 +49,10 @@ online_model_state online_model_state_empty(void);
 /** M13: fa_max_nan(max_old, chunk_max): NaN kept, as every max of the course. */
 float online_model_running_max(float max_old, float chunk_max);
 
-/** The max subtracted inside exp: max, or 0 while max = -inf (the -inf guard). */
-float online_model_max_offset(float max);
-
-/** M14: expf(max_old - online_model_max_offset(max_new)). */
+/** M14: expf(max_old - fa_max_offset(max_new)). */
 float online_model_correction(float max_old, float max_new);
 
-/** expf(x - online_model_max_offset(max)): the weight of an entry, 0 when masked. */
+/** expf(x - fa_max_offset(max)): the weight of an entry, 0 when masked. */
 float online_model_weight(float x, float max);
 
 /** M15: fmaf(alpha, sum, chunk_sum). */

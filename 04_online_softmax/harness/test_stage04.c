@@ -1601,7 +1601,7 @@ static void test_traces_match_model(fa_tests *t)
                 /* Both exponentiate the same fp32 argument: each is within its
                  * budget of exp of it, so of each other within two. */
                 const float old_max = c > 0 ? model_max[r * T + c - 1] : -INFINITY;
-                const float argument = old_max - online_model_max_offset(model_max[r * T + c]);
+                const float argument = old_max - fa_max_offset(model_max[r * T + c]);
                 const double exact = exp((double)argument);
                 const double budget =
                     2.0 * FA_BOUND_EXP_BUDGET * exact + FA_BOUND_MIN_NORMAL32;

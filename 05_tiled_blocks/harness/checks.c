@@ -163,12 +163,8 @@ static bool judge_array(fa_result *result, const char *name, const char *array, 
                         const double *ref, const double *bound, const fa_shape *shape)
 {
     fa_check_report report;
-    if (fa_check_covers(got, ref, bound, fa_shape_count(shape), &report))
-        return true;
-    char description[FA_RESULT_DETAIL];
-    fa_check_describe(&report, shape, description, sizeof description);
-    fa_result_fail(result, name, "%s %s", array, description);
-    return false;
+    return fa_check_covers(got, ref, bound, fa_shape_count(shape), &report) ||
+           fa_result_uncovered(result, name, array, &report, shape);
 }
 
 /** A reference and a bound of @p count doubles (at least one each). */
@@ -202,15 +198,8 @@ static bool expected_alloc(expected *e, int64_t count, fa_result *result, const 
 /** The widened tile array of the trace: fp32 as written (version 1), or 16-bit values widened. */
 static void widen_tiles(int version, fa_dtype dtype, const void *tiles, int64_t count, float *out)
 {
-    for (int64_t i = 0; i < count; ++i) {
-        if (version == 1) {
-            out[i] = ((const float *)tiles)[i];
-        } else if (((const uint16_t *)tiles)[i] == 0xFFFF) {
-            fa_poison_host(&out[i], sizeof out[i]); /* the 16-bit poison: never written */
-        } else {
-            out[i] = fa_load(tiles, dtype, i);
-        }
-    }
+    for (int64_t i = 0; i < count; ++i)
+        out[i] = fa_load_or_poison(tiles, version == 1 ? FA_F32 : dtype, i);
 }
 
 /** M17: one tile array against its input, bit for bit, padding rows 0. */
@@ -373,15 +362,13 @@ static bool case_output(fa_result *result, const char *name, fa_impl impl, int v
     if (ok) {
         fa_check_report o_report, lse_report;
         if (!fa_attention_covers(&ref, out.o, out.lse, &o_report, &lse_report)) {
-            const bool o_covered = o_report.uncovered == 0;
+            const bool o_failed = o_report.uncovered > 0 || o_report.status != FA_OK;
             const fa_shape o_shape = tile_shape(p->heads, p->nq, p->d, "col");
             fa_shape lse_shape = tile_shape(p->heads, p->nq, 1, "col");
             lse_shape.rank = 2;
-            char description[FA_RESULT_DETAIL];
-            fa_check_describe(o_covered ? &lse_report : &o_report, o_covered ? &lse_shape : &o_shape,
-                              description, sizeof description);
-            fa_result_fail(result, name, "%s %s", o_covered ? "lse" : "o", description);
-            ok = false;
+            ok = fa_result_uncovered(result, name, o_failed ? "o" : "lse",
+                                     o_failed ? &o_report : &lse_report,
+                                     o_failed ? &o_shape : &lse_shape);
         }
     }
     fa_attn_reference_free(&ref);

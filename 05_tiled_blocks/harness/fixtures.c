@@ -6,7 +6,7 @@
  * of the raw scores, and with c = scale log2(e) = 1 every weight is
  * p = 2^(s - m), every correction alpha = 2^(m_old - m_new) (0 from the empty
  * state m_old = -inf), l_t = alpha_t l_(t-1) + sum of the tile's weights,
- * o = sum_j p_j v_j / l and lse = scale m + ln l with scale = LN2F below.
+ * o = sum_j p_j v_j / l and lse = scale m + ln l with scale = FA_LN2_F below.
  * BC is the version's keys per tile (32 or 64), BR its query rows per tile
  * (64 for both).
  */
@@ -18,9 +18,6 @@
 
 #include "fa_adversarial.h"
 #include "fa_half.h"
-
-/** The exact value of TILE_FIXTURE_SCALE = fp32(ln 2), in double. */
-#define LN2F 0.693147182464599609375
 
 /* Natural logarithms of the sums, to double precision. */
 #define LN_15_8 0.6286086594223741
@@ -58,7 +55,7 @@ typedef struct literal {
  * v_j = 8 e_j - e_(j+4), so o_i = [8 p_i / l_i, -p_i / l_i] (4 + 4 columns):
  *   row 0: p / l = [2, 4, 8, 1] / 15;   row 1: [2, 1, 4, 8] / 15;
  *   row 2: [1, 1, 8, 2] / 12;           row 3: [4, 32, 32, 1] / 69.
- * lse = LN2F m + ln l. */
+ * lse = FA_LN2_F m + ln l. */
 static const float four_q[] = {1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0,  0, 0, 0, 0, 0,
                                1, 1, 0, 0, 0, 0, 0, 0, 2, -1, 0, 0, 0, 0, 0, 1};
 static const float four_k[] = {0, 1, 0, 0, 0, 0, 0, 0, 1,  0, 0, 0, 0, 0, 0, 0,
@@ -75,8 +72,10 @@ static const double four_o[] = {
     16.0 / 15, 8.0 / 15,  32.0 / 15, 64.0 / 15, -2.0 / 15, -1.0 / 15, -4.0 / 15, -8.0 / 15,
     2.0 / 3,   2.0 / 3,   16.0 / 3,  4.0 / 3,  -1.0 / 12, -1.0 / 12, -2.0 / 3,  -1.0 / 6,
     32.0 / 69, 256.0 / 69, 256.0 / 69, 8.0 / 69, -4.0 / 69, -32.0 / 69, -32.0 / 69, -1.0 / 69};
-static const double four_lse[] = {2 * LN2F + LN_15_8, 3 * LN2F + LN_15_8, 4 * LN2F + LN_3_2,
-                                  2 * LN2F + LN_69_32};
+static const double four_lse[] = {
+    2 * (double)FA_LN2_F + LN_15_8, 3 * (double)FA_LN2_F + LN_15_8,
+    4 * (double)FA_LN2_F + LN_3_2, 2 * (double)FA_LN2_F + LN_69_32,
+};
 static const literal four = {4, 4, 8, four_q, four_k, four_v, four_s, four_p,
                              four_m, four_l, four_o, four_lse};
 
@@ -97,7 +96,8 @@ static const float d1_p[] = {1,     0.25f, 0.0625f, 1, 0.5f, 0.25f, 1, 1,
 static const float d1_m[] = {0, 0, 0, 2, 4};
 static const float d1_l[] = {1.3125f, 1.75f, 3, 1.75f, 1.3125f};
 static const double d1_o[] = {4.0 / 3, 12.0 / 7, 7.0 / 3, 3, 73.0 / 21};
-static const double d1_lse[] = {LN_21_16, LN_7_4, LN_3, 2 * LN2F + LN_7_4, 4 * LN2F + LN_21_16};
+static const double d1_lse[] = {LN_21_16, LN_7_4, LN_3, 2 * (double)FA_LN2_F + LN_7_4,
+                                4 * (double)FA_LN2_F + LN_21_16};
 static const literal d1 = {5, 3, 1, d1_q, d1_k, d1_v, d1_s, d1_p, d1_m, d1_l, d1_o, d1_lse};
 
 /* ---- "nan-row": nq = 3, nk = 5, d = 8, a NaN in q_1 ---------------------------------------- */
@@ -123,7 +123,8 @@ static const float nan_m[] = {4, NAN, 4};
 static const float nan_l[] = {1.9375f, NAN, 1.9375f};
 static const double nan_o[] = {98.0 / 31, 1, 0, 0, 0, 0, 0, 0, NAN, NAN, NAN, NAN, NAN, NAN, NAN,
                                NAN,       26.0 / 31, 1, 0, 0, 0, 0, 0, 0};
-static const double nan_lse[] = {4 * LN2F + LN_31_16, NAN, 4 * LN2F + LN_31_16};
+static const double nan_lse[] = {4 * (double)FA_LN2_F + LN_31_16, NAN,
+                                 4 * (double)FA_LN2_F + LN_31_16};
 static const literal nan_row = {3, 5, 8, nan_q, nan_k, nan_v, nan_s, nan_p,
                                 nan_m, nan_l, nan_o, nan_lse};
 
@@ -206,7 +207,7 @@ static void none_fill(int version, tile_fixture *x) { fill_literal(&no_keys, ver
  * Row 0, q = e0: scores 0 then 2, so the max rises in tile 1:
  *   m = [0, 2]; tile 0 weights 1, l_0 = BC; alpha_1 = 2^(0 - 2) = 1/4, tile 1 weights 1;
  *   l_1 = BC / 4 + 4; o = (BC / 4 * 1 + 4 * 4) / (BC / 4 + 4) (v1: 24 / 12 = 2, v2: 32 / 20);
- *   lse = 2 LN2F + ln(BC / 4 + 4).
+ *   lse = 2 FA_LN2_F + ln(BC / 4 + 4).
  * Row 1, q = -e0: scores 0 then -2, the max stays:
  *   m = [0, 0]; alpha_1 = 1; tile 1 weights 1/4; l_1 = BC + 1;
  *   o = (BC + 4 * 1/4 * 4) / (BC + 1); lse = ln(BC + 1). */
@@ -243,7 +244,7 @@ static void rise_fill(int version, tile_fixture *x)
         const double l = i == 0 ? (double)bc / 4 + 4 : (double)bc + 1;
         for (int64_t c = 0; c < x->d; ++c)
             x->o[i * x->d + c] = i == 0 ? ((double)bc / 4 + 16) / l : ((double)bc + 4) / l;
-        x->lse[i] = i == 0 ? 2 * LN2F + log(l) : log(l);
+        x->lse[i] = i == 0 ? 2 * (double)FA_LN2_F + log(l) : log(l);
     }
 }
 
@@ -257,7 +258,7 @@ static void rise_fill(int version, tile_fixture *x)
  * Tile 1: key BC scores r = m, so m_1 = r, alpha_1 = 1, p = 1, the rest past nk;
  *   l_1 = 15 BC / 32 + 1 (v1: 16, v2: 31).
  * o_0 = (BC / 4)(0 + 1/2 + 2/4 + 3/8) / l_1 = (11 BC / 32) / l_1 (v1: 11/16, v2: 22/31),
- * o_1 = 1 + h, o_2 = 32 / l_1 (the lone key of tile 1), o_3.. = 0; lse = LN2F r + ln l_1. */
+ * o_1 = 1 + h, o_2 = 32 / l_1 (the lone key of tile 1), o_3.. = 0; lse = FA_LN2_F r + ln l_1. */
 static void ragged_dims(int version, tile_fixture *x)
 {
     x->heads = 2;
@@ -296,7 +297,7 @@ static void ragged_fill(int version, tile_fixture *x)
             o[0] = 11.0 * (double)bc / 32 / l1;
             o[1] = (double)(1 + h);
             o[2] = 32.0 / l1;
-            x->lse[h * x->nq + i] = LN2F * (double)r + log(l1);
+            x->lse[h * x->nq + i] = (double)FA_LN2_F * (double)r + log(l1);
         }
     }
 }
@@ -421,7 +422,7 @@ fa_status tile_fixture_case(const tile_fixture *x, fa_dtype dtype, tile_case *c)
         fa_store(c->k, dtype, i, x->k[i]);
         fa_store(c->v, dtype, i, x->v[i]);
     }
-    c->problem.scale = TILE_FIXTURE_SCALE;
+    c->problem.scale = FA_LN2_F;
     return FA_OK;
 }
 

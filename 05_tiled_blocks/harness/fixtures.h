@@ -4,7 +4,7 @@
  *        maxima, weights, sums, outputs and lse are written out (fixtures.c
  *        shows the arithmetic in comments).
  *
- * Every fixture uses the scale TILE_FIXTURE_SCALE = fp32(ln 2), for which
+ * Every fixture uses the scale FA_LN2_F = fp32(ln 2), for which
  * c = scale * log2(e) rounds to exactly 1.0f: the blocks' weights
  * exp2(s c - m c) are then exact powers of two of integer score gaps, and
  * the sums small dyadic numbers, so every intermediate value is exact in
@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fa_math.h"
 #include "fa_rng.h"
 #include "fa_status.h"
 #include "tiles.h"
@@ -28,9 +29,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/** fp32(ln 2) = 0x1.62e43p-1: fp32(it * fp32(log2 e)) = 1 exactly. */
-#define TILE_FIXTURE_SCALE 0x1.62e43p-1f
 
 /** A fixture made for one version: inputs and hand values, in the trace's layouts. */
 typedef struct tile_fixture {

@@ -61,23 +61,18 @@ tile_sizes tile_sizes_of(int milestone, int version, const tile_problem *p)
 
 float tile_exp2_scale(float scale)
 {
-    return scale * TILE_LOG2E_F;
-}
-
-float tile_max_offset(float m)
-{
-    return m == -INFINITY ? 0.0f : m;
+    return scale * FA_LOG2E_F;
 }
 
 float tile_weight_argument(float s, float m_new, float c)
 {
-    const float max_scaled = tile_max_offset(m_new) * c;
+    const float max_scaled = fa_max_offset(m_new) * c;
     return fmaf(s, c, -max_scaled);
 }
 
 float tile_alpha_argument(float m_old, float m_new, float c)
 {
-    const float difference = m_old - tile_max_offset(m_new);
+    const float difference = m_old - fa_max_offset(m_new);
     return difference * c;
 }
 

@@ -50,14 +50,12 @@
 
 #include "fa_attention_ref.h"
 #include "fa_check.h"
+#include "fa_math.h"
 #include "tiles.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/** log2(e) in fp32, the constant the trace kernels multiply the scale by. */
-#define TILE_LOG2E_F 1.4426950408889634f
 
 /** Elements of every array one trace writes (0 for the arrays its milestone does not write). */
 typedef struct tile_sizes {
@@ -80,9 +78,6 @@ tile_sizes tile_sizes_of(int milestone, int version, const tile_problem *p);
 
 /** c = scale log2(e), rounded to fp32 as the trace kernels form it. */
 float tile_exp2_scale(float scale);
-
-/** The max subtracted inside exp2: @p m, or 0 while it is -inf (online_max_offset() of stage 04). */
-float tile_max_offset(float m);
 
 /** The argument of a weight, fmaf(s, c, -(offset(m_new) c)): one FFMA, as tile1_exp() forms it. */
 float tile_weight_argument(float s, float m_new, float c);

@@ -121,9 +121,9 @@ static bool near(double got, double want, double tolerance)
  */
 static void test_fixtures(fa_tests *t)
 {
-    FA_EXPECT(t, tile_exp2_scale(TILE_FIXTURE_SCALE) == 1.0f,
+    FA_EXPECT(t, tile_exp2_scale(FA_LN2_F) == 1.0f,
               "fp32(ln 2) * fp32(log2 e) must round to 1 exactly, got %a",
-              (double)tile_exp2_scale(TILE_FIXTURE_SCALE));
+              (double)tile_exp2_scale(FA_LN2_F));
     for (int f = 0; f < tile_fixture_count; ++f)
         for (int version = 1; version <= 2; ++version) {
             if (!tile_fixture_runs(f, version))

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "fa_index.h"
+#include "fa_math.h"
 #include "tensor_core.cuh"
 #include "tiles.h"
 
@@ -25,10 +26,6 @@
 static constexpr int TILE2_NT = TILE2_BC / 8;
 
 static_assert(TILE2_BC % 16 == 0, "P V consumes the keys 16 at a time (k of m16n8k16)");
-static_assert(TILE2_THREADS == TILE2_WARPS * FA_WARP_THREADS, "four warps");
-
-/** log2(e) in fp32: c = scale log2(e) turns exp(scale x) into exp2(c x). */
-static constexpr float TRACE_LOG2E = 1.4426950408889634f;
 
 /** Rows of the query tile of this block that exist: min(BR, nq - row0). */
 static __device__ __forceinline__ int trace_rows_valid(int64_t n, int64_t row0, int rows)
@@ -99,7 +96,7 @@ trace1_kernel(tile_problem p, tile_trace out, bool vector_loads)
     const T *q = static_cast<const T *>(p.q) + head * p.nq * p.d;
     const T *k = static_cast<const T *>(p.k) + head * p.nk * p.d;
     const T *v = static_cast<const T *>(p.v) + head * p.nk * p.d;
-    const float c = p.scale * TRACE_LOG2E;
+    const float c = p.scale * FA_LOG2E_F;
     tile1_load(q_tile, stride, q + row0 * p.d, p.d, trace_rows_valid(p.nq, row0, TILE1_BR), TILE1_BR,
                d, vector_loads);
 
@@ -199,7 +196,7 @@ trace2_kernel(tile_problem p, tile_trace out)
     const T *q = static_cast<const T *>(p.q) + head * p.nq * p.d;
     const T *k = static_cast<const T *>(p.k) + head * p.nk * p.d;
     const T *v = static_cast<const T *>(p.v) + head * p.nk * p.d;
-    const float c = p.scale * TRACE_LOG2E;
+    const float c = p.scale * FA_LOG2E_F;
     /* M17 copies the K and V tiles out once, from the blocks of query tile 0. */
     const bool keys_here = MILESTONE != 17 || blockIdx.x == 0;
 

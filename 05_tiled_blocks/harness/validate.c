@@ -13,11 +13,10 @@
 #include <stdint.h>
 
 #include "fa_bytes.h"
+#include "fa_index.h"
 
 static const char *const OP = "tile_trace";
 
-/** The largest grid dimension y (heads): 65535. */
-static const int64_t MAX_GRID_Y = 65535;
 
 /** An array of the trace: its name, pointer, elements and element size. */
 typedef struct trace_array {
@@ -108,9 +107,9 @@ fa_status tile_trace_validate(int milestone, int version, const tile_problem *p,
                        OP, (double)p->scale);
     if (p->heads == 0 || p->nq == 0)
         return FA_OK;
-    if (p->heads > MAX_GRID_Y)
+    if (p->heads > FA_MAX_GRID_YZ)
         return fa_fail(FA_ERR_OVERFLOW, "%s: heads = %lld, expected at most %lld (grid y)", OP,
-                       (long long)p->heads, (long long)MAX_GRID_Y);
+                       (long long)p->heads, (long long)FA_MAX_GRID_YZ);
     const int64_t query_tiles = tile_query_tiles(version, p->nq);
     if (query_tiles > FA_MAX_GRID_X)
         return fa_fail(FA_ERR_OVERFLOW, "%s: nq = %lld gives %lld query tiles, expected at most "

@@ -51,11 +51,7 @@
 #include "tile_layout.cuh"
 #include "tiles.h"
 
-static_assert(TILE1_THREADS == TILE1_THREAD_ROWS * TILE1_THREAD_COLS, "a 16 x 16 grid of threads");
-static_assert(TILE1_THREAD_COLS <= FA_WARP_THREADS && FA_WARP_THREADS % TILE1_THREAD_COLS == 0,
-              "the threads of one row are lanes of one warp");
-
-/* Given, in tile_layout.cuh: tile1_widen(x), one element of the input type widened to fp32
+/* Given, in fa_kernel.cuh: fa_to_float(x), one element of the input type widened to fp32
  * (exact for all three types). */
 
 /* ---- M17 tile load ----------------------------------------------------------------------- */
@@ -81,7 +77,7 @@ FA_TODO_VERSION(17, 1); /* delete this line when your M17 version 1 is written *
  *      contiguous bytes (coalesced, stage 01).
  *   2. For a chunk (row, col): if row >= rows_valid write zeros; else if
  *      vector_loads, load the chunk as one uint4 and widen its VECTOR
- *      elements with tile1_widen(); else read and widen the elements one by
+ *      elements with fa_to_float(); else read and widen the elements one by
  *      one. The last chunk of a row may be short: width = min(VECTOR, d - col).
  * Hints:
  * - vector_loads is decided by the launcher (d and src_stride multiples of

@@ -43,25 +43,15 @@ int64_t flash_span(const fa_strides *strides, int64_t batch, int64_t rows, int64
            head_dim;
 }
 
-int64_t flash_o_element_bytes(const fa_attention_params *p)
-{
-    return p->o_fp32 ? 4 : fa_dtype_size(p->dtype);
-}
-
 int64_t flash_o_bytes(const fa_attention_params *p)
 {
     return flash_span(&p->o_strides, p->batch, p->nq, p->heads_q, p->head_dim) *
-           flash_o_element_bytes(p);
+           fa_dtype_size(flash_o_dtype(p));
 }
 
 int64_t flash_lse_count(const fa_attention_params *p)
 {
     return p->batch * p->heads_q * p->nq;
-}
-
-int64_t flash_block_n(int version, int64_t head_dim)
-{
-    return version == 1 ? TILE1_BC : flash2_bc(tile2_row_elements((int)head_dim));
 }
 
 const char *flash_layout_name(flash_layout layout)
@@ -339,9 +329,6 @@ fa_status flash_case_random(flash_case *c, const flash_spec *s, int64_t block_n,
 
 /* ---- fixtures ---------------------------------------------------------------------------------- */
 
-/** The exact value of FLASH_FIXTURE_SCALE = fp32(ln 2), in double. */
-#define LN2F 0.693147182464599609375
-
 /*
  * "2-tile": batch 1, two query heads sharing one key/value head (GQA), two
  * query rows, nk = BC + 2 keys (one full key tile of BC = 2^b keys, the
@@ -387,13 +374,13 @@ static void two_tile_row(bool row_a, int64_t bc, double *o, double *lse)
         o[1] = 2.0;
         o[4] = 3.0 * n / 4.0;
         o[7] = -0.5;
-        *lse = LN2F * (double)(log2_of(bc) - 1) + log(4.0);
+        *lse = FA_LN2_F * (double)(log2_of(bc) - 1) + log(4.0);
     } else {
         o[0] = n / (n + 1.0);
         o[1] = 4.0 / (n + 1.0);
         o[4] = (n * n + n + 1.0) / (2.0 * (n + 1.0));
         o[7] = -0.5;
-        *lse = 2.0 * LN2F + log(n + 1.0);
+        *lse = 2.0 * FA_LN2_F + log(n + 1.0);
     }
 }
 
@@ -403,7 +390,7 @@ static fa_status two_tile(int64_t bc, fa_dtype dtype, flash_fixture *x)
         return fa_fail(FA_ERR_INVALID_ARGUMENT, "fixture '2-tile': block_n = %lld, expected a power "
                                                 "of two >= 4", (long long)bc);
     const flash_spec s = {1, 2, 1, 2, bc + 2, TWO_TILE_D, dtype, FLASH_BNHD, false, false, true,
-                          FLASH_FIXTURE_SCALE, FLASH_SCORES_SPREAD, 1.0};
+                          FA_LN2_F, FLASH_SCORES_SPREAD, 1.0};
     FA_TRY(flash_case_alloc(&x->c, &s));
     fa_attn_case *in = &x->c.inputs;
     const double b = (double)log2_of(bc);
@@ -437,7 +424,7 @@ static fa_status two_tile(int64_t bc, fa_dtype dtype, flash_fixture *x)
 static fa_status no_keys(fa_dtype dtype, flash_fixture *x)
 {
     const flash_spec s = {1, 2, 1, 3, 0, 8, dtype, FLASH_BNHD, false, false, true,
-                          FLASH_FIXTURE_SCALE, FLASH_SCORES_SPREAD, 1.0};
+                          FA_LN2_F, FLASH_SCORES_SPREAD, 1.0};
     FA_TRY(flash_case_alloc(&x->c, &s));
     for (int64_t h = 0; h < 2; ++h)
         for (int64_t i = 0; i < 3; ++i) {

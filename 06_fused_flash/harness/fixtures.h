@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "fa_adversarial.h"
+#include "fa_math.h"
 #include "fa_rng.h"
 #include "fa_status.h"
 #include "flashattn.h"
@@ -28,9 +29,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/** fp32(ln 2) = 0x1.62e43p-1: fp32(it * FLASH_LOG2E) is 1.0f exactly, so c = 1 in the kernels. */
-#define FLASH_FIXTURE_SCALE 0x1.62e43p-1f
 
 /** One call on host memory (see the file comment). */
 typedef struct flash_call {
@@ -55,16 +53,6 @@ int64_t flash_o_bytes(const fa_attention_params *p);
 
 /** Floats of lse of @p p: batch x heads_q x nq (whether or not p->lse is set). */
 int64_t flash_lse_count(const fa_attention_params *p);
-
-/** The bytes of one element of o of @p p. */
-int64_t flash_o_element_bytes(const fa_attention_params *p);
-
-/**
- * The keys per tile of version @p version (1 or 2) at head dimension
- * @p head_dim: the block_n fa_attention_method() declares, known before
- * there is a call (the score patterns are placed by it).
- */
-int64_t flash_block_n(int version, int64_t head_dim);
 
 /** How tensors are laid out in memory. */
 typedef enum flash_layout {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fa_attention_ref.h"
+#include "flash.h"
 
 fa_status flash_method(const flash_call *call, int version, fa_attn_method *method)
 {
@@ -27,19 +28,6 @@ int64_t flash_sample_rows(int64_t nq, int64_t *rows)
     return count;
 }
 
-/** Element @p i of o (its dtype, or fp32 with o_fp32) as a float, 16-bit poison kept as poison. */
-static float o_element(const fa_attention_params *p, int64_t i)
-{
-    if (p->o_fp32 || p->dtype == FA_F32)
-        return ((const float *)p->o)[i];
-    if (((const uint16_t *)p->o)[i] == 0xFFFF) {
-        float poison;
-        fa_poison_host(&poison, sizeof poison);
-        return poison;
-    }
-    return fa_load(p->o, p->dtype, i);
-}
-
 void flash_gather_o(const fa_attention_params *p, const int64_t *rows, int64_t count, float *out)
 {
     const fa_strides *s = &p->o_strides;
@@ -50,14 +38,14 @@ void flash_gather_o(const fa_attention_params *p, const int64_t *rows, int64_t c
                 const int64_t from = b * s->batch + h * s->head + row * s->row;
                 float *to = out + ((b * p->heads_q + h) * count + r) * p->head_dim;
                 for (int64_t d = 0; d < p->head_dim; ++d)
-                    to[d] = o_element(p, from + d);
+                    to[d] = fa_load_or_poison(p->o, flash_o_dtype(p), from + d);
             }
 }
 
 fa_status flash_gap_bytes(const fa_attention_params *p, int64_t *written)
 {
     *written = 0;
-    const int64_t bytes = flash_o_bytes(p), element = flash_o_element_bytes(p);
+    const int64_t bytes = flash_o_bytes(p), element = fa_dtype_size(flash_o_dtype(p));
     if (bytes == flash_lse_count(p) * p->head_dim * element)
         return FA_OK; /* no gap: every byte of the span is an element */
     unsigned char *copy = malloc((size_t)bytes);
@@ -183,10 +171,5 @@ bool flash_result_judge(fa_result *result, const char *name, const flash_call *c
         unsample_report(report, rows, count, p->nq, o_wrong ? p->head_dim : 1);
     fa_shape shape = fa_shape_4d(p->batch, p->heads_q, p->nq, o_wrong ? p->head_dim : 1);
     shape.rank = o_wrong ? 4 : 3; /* lse: (batch, head, row) */
-    if (report->status != FA_OK)
-        return fa_result_status(result, name, report->status);
-    char description[FA_RESULT_DETAIL];
-    fa_check_describe(report, &shape, description, sizeof description);
-    fa_result_fail(result, name, "%s %s", o_wrong ? "o" : "lse", description);
-    return false;
+    return fa_result_uncovered(result, name, o_wrong ? "o" : "lse", report, &shape);
 }

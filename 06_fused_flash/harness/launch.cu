@@ -37,14 +37,12 @@ static dim3 grid_of(const fa_attention_params *p, int rows_per_block)
 template <typename T, typename TO, int D_MAX>
 static fa_status launch1(const fa_attention_params *p, float scale, cudaStream_t stream)
 {
-    /* 16-byte loads need whole 16-byte rows at 16-byte aligned addresses. */
-    const int64_t per_chunk = 16 / (int64_t)sizeof(T);
-    const fa_strides strides[3] = {p->q_strides, p->k_strides, p->v_strides};
-    bool vector_loads = p->head_dim % per_chunk == 0 && fa_is_aligned(p->q, 16) &&
-                        fa_is_aligned(p->k, 16) && fa_is_aligned(p->v, 16);
-    for (int i = 0; i < 3; ++i)
-        vector_loads = vector_loads && strides[i].batch % per_chunk == 0 &&
-                       strides[i].row % per_chunk == 0 && strides[i].head % per_chunk == 0;
+    /* 16-byte loads need whole 16-byte rows, each starting on 16 bytes. */
+    const int64_t element_bytes = (int64_t)sizeof(T);
+    const bool vector_loads = p->head_dim % (16 / element_bytes) == 0 &&
+                              flash_rows_16_aligned(p->q, &p->q_strides, element_bytes) &&
+                              flash_rows_16_aligned(p->k, &p->k_strides, element_bytes) &&
+                              flash_rows_16_aligned(p->v, &p->v_strides, element_bytes);
     const size_t bytes = tile1_shared_bytes(D_MAX);
     FA_TRY(fa_shared_memory_opt_in(flash1_kernel<T, TO, D_MAX>, bytes, "fa_attention: v1"));
     flash1_kernel<T, TO, D_MAX><<<grid_of(p, TILE1_BR), TILE1_THREADS, bytes, stream>>>(
@@ -101,12 +99,13 @@ static fa_status launch_version(int version, const fa_attention_params *p, float
                      : launch2_head_dim<T, T>(p, scale, stream);
 }
 
-fa_status FA_LAUNCHER(flash_forward)(int version, const fa_attention_params *p, float scale,
+fa_status FA_LAUNCHER(flash_forward)(int version, const fa_attention_params *p,
                                      cudaStream_t stream)
 {
     FA_TRY(version == 1 ? fa_todo_status<23, 1>() : fa_todo_status<23, 2>());
     if (p->batch == 0 || p->heads_q == 0 || p->nq == 0)
         return FA_OK;
+    const float scale = fa_attention_scale(p);
     switch (p->dtype) {
     case FA_BF16: return launch_version<__nv_bfloat16>(version, p, scale, stream);
     case FA_F16: return launch_version<__half>(version, p, scale, stream);

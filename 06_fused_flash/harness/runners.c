@@ -8,8 +8,8 @@
 fa_status flash_forward_launch(fa_impl impl, int version, const fa_attention_params *p,
                                cudaStream_t stream)
 {
-    return (impl == FA_IMPL_LEARNER ? learner_flash_forward : ref_flash_forward)(
-        version, p, fa_attention_scale(p), stream);
+    return (impl == FA_IMPL_LEARNER ? learner_flash_forward : ref_flash_forward)(version, p,
+                                                                               stream);
 }
 
 fa_status flash_validate(fa_impl impl, const fa_attention_params *p, fa_variant *chosen)

@@ -23,8 +23,8 @@ extern "C" {
 
 /**
  * Version @p version (1 or 2) of @p impl's M23 on the device call @p p:
- * ref_flash_forward() or learner_flash_forward() with the scale resolved
- * (fa_attention_scale()). @p p must have been validated for that version.
+ * ref_flash_forward() or learner_flash_forward(). @p p must have been
+ * validated for that version.
  */
 fa_status flash_forward_launch(fa_impl impl, int version, const fa_attention_params *p,
                                cudaStream_t stream);

@@ -312,21 +312,6 @@ static void test_methods(fa_tests *t)
     bad.variant = FA_VARIANT_TENSOR_CORES;
     FA_EXPECT_STATUS(t, fa_attention_method(&bad, &m), FA_ERR_UNSUPPORTED, "dtype fp32",
                      "fa_attention_method of v2 on fp32");
-    /* flash_block_n() (what the score patterns are placed by) is the declared block_n. */
-    for (int64_t d = 1; d <= FLASH2_MAX_D; ++d)
-        for (int version = 1; version <= 2; ++version) {
-            if (version == 2 && d % TILE2_D_MULTIPLE != 0)
-                continue;
-            fa_attention_params p = fake_call(version == 1 ? FA_F32 : FA_BF16, d);
-            p.variant = (fa_variant)version;
-            if (fa_attention_method(&p, &m) != FA_OK || m.block_n != flash_block_n(version, d)) {
-                FA_EXPECT(t, false, "v%d d %lld: declared block_n %lld, flash_block_n %lld (%s)",
-                          version, (long long)d, (long long)m.block_n,
-                          (long long)flash_block_n(version, d), fa_last_error());
-                return;
-            }
-        }
-    FA_EXPECT(t, true, "flash_block_n() agrees with every declared block_n");
 }
 
 /** The strides helpers address element (b, n, h, d) where fa_view_bnhd() / fa_view_bhnd() do. */
@@ -403,7 +388,7 @@ static fa_status write_reference(const flash_call *call, const fa_attn_method *m
     const fa_attention_params *p = &call->params;
     fa_attn_reference ref = {0};
     FA_TRY(fa_attention_reference(&call->problem, method, &ref));
-    const fa_dtype out = p->o_fp32 ? FA_F32 : p->dtype;
+    const fa_dtype out = flash_o_dtype(p);
     for (int64_t b = 0; b < p->batch; ++b)
         for (int64_t h = 0; h < p->heads_q; ++h)
             for (int64_t r = 0; r < p->nq; ++r) {
@@ -427,8 +412,8 @@ static fa_status write_reference(const flash_call *call, const fa_attn_method *m
  */
 static void test_fixtures(fa_tests *t)
 {
-    volatile float scale = FLASH_FIXTURE_SCALE, log2e = FLASH_LOG2E;
-    FA_EXPECT(t, scale * log2e == 1.0f, "fp32(ln 2) * FLASH_LOG2E must round to 1, got %a",
+    volatile float scale = FA_LN2_F, log2e = FA_LOG2E_F;
+    FA_EXPECT(t, scale * log2e == 1.0f, "fp32(ln 2) * FA_LOG2E_F must round to 1, got %a",
               (double)(scale * log2e));
     static const fa_dtype dtypes[] = {FA_F32, FA_BF16, FA_F16};
     for (int f = 0; f < flash_fixture_count; ++f)
@@ -458,7 +443,7 @@ static void test_fixtures(fa_tests *t)
                                              "the reference", version, name,
                               fa_dtype_name(dtypes[d]), (long long)wrong);
                     /* The hand values, rounded as a kernel stores them, are covered. */
-                    const fa_dtype out = p->o_fp32 ? FA_F32 : p->dtype;
+                    const fa_dtype out = flash_o_dtype(p);
                     for (int64_t h = 0; h < p->heads_q; ++h) /* batch 1 */
                         for (int64_t r = 0; r < p->nq; ++r) {
                             const int64_t i = h * p->nq + r;
@@ -598,7 +583,7 @@ static void test_judge(fa_tests *t)
         FA_EXPECT(t, judged(&fc.call, &m, NULL, 0, &v), "judge case %d: the reference's own output "
                   "is not covered (o worst %.3g, lse worst %.3g, %lld gap bytes)", c,
                   v.o.worst_ratio, v.lse.worst_ratio, (long long)v.gap_bytes);
-        const fa_dtype out = p->o_fp32 ? FA_F32 : p->dtype;
+        const fa_dtype out = flash_o_dtype(p);
         /* Element (batch last, head last, row nq - 1, col 1) far off. */
         const int64_t at = (p->batch - 1) * p->o_strides.batch + (p->heads_q - 1) * p->o_strides.head +
                            (p->nq - 1) * p->o_strides.row + (p->head_dim > 1 ? 1 : 0);
@@ -624,7 +609,7 @@ static void test_judge(fa_tests *t)
         fa_store(p->o, out, at, kept);
         if (s->padded) {
             /* A byte in the gap after the first row. */
-            unsigned char *gap = (unsigned char *)p->o + p->head_dim * flash_o_element_bytes(p) *
+            unsigned char *gap = (unsigned char *)p->o + p->head_dim * fa_dtype_size(flash_o_dtype(p)) *
                                                              (s->layout == FLASH_BNHD ? p->heads_q : 1);
             *gap = 0;
             result = (fa_result){0};
@@ -843,7 +828,7 @@ static void test_canaries(fa_tests *t)
         for (int shrunk = 0; shrunk < 2; ++shrunk) {
             flash_sizes sizes = flash_sizes_of(p);
             if (shrunk == 0)
-                sizes.o_bytes -= flash_o_element_bytes(p);
+                sizes.o_bytes -= fa_dtype_size(flash_o_dtype(p));
             else
                 sizes.lse_count -= 1;
             int64_t overwritten = 0;

@@ -74,7 +74,7 @@ FA_TODO_VERSION(23, 1); /* delete this line when your M23 version 1 is written *
  *   q = (const T *)p.q + b q_strides.batch + h    q_strides.head + row0 q_strides.row
  *   k = (const T *)p.k + b k_strides.batch + h_kv k_strides.head
  *   v = (const T *)p.v + b v_strides.batch + h_kv v_strides.head
- *   c = scale * FLASH_LOG2E                               once: exp2 folds the scale
+ *   c = scale * FA_LOG2E_F                                once: exp2 folds the scale
  *   tile1_load(q_tile, ..., q, q_strides.row, min(TILE1_BR, nq - row0), TILE1_BR, ...)   M17, once
  *   m[r] = -INFINITY, l[r] = 0, o[r][col] = 0             the empty state, every row r < 4
  *   for t = 0 .. ceil(nk / TILE1_BC) - 1:                 key0 = t TILE1_BC

@@ -119,7 +119,8 @@
  *      FLASH2_MAX_D                                               else FA_ERR_UNSUPPORTED,
  *      q, k, v and o are 16-byte aligned and each of their strides is a
  *      multiple of 16 / element bytes (every row starts on 16 bytes:
- *      cp.async and the stores of O move 16 bytes)                else FA_ERR_MISALIGNED,
+ *      cp.async and the stores of O move 16 bytes; flash_rows_16_aligned()
+ *      in flash.h tests one tensor)                               else FA_ERR_MISALIGNED,
  *    checked in that order, keeping the reason of the first that fails
  *    (snprintf() into a buffer). Then:
  *      FA_VARIANT_AUTO          version 2 when it can run the call, else version 1;
