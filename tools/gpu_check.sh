@@ -2,14 +2,17 @@
 # One command for a machine with a GPU: configure for the local GPU, build,
 # run every test (CPU and GPU), run compute-sanitizer (memcheck, racecheck,
 # synccheck, initcheck) on every stage driver at small sizes, check the learner
-# harness both ways, run the benchmarks, and print a short summary last.
+# harness both ways, run the benchmarks, measure the library beside PyTorch's
+# SDPA backends (tools/bench_peers.py --quick, when torch is there), and print
+# a short summary last.
 #
 # Usage: tools/gpu_check.sh [LOG_DIR]   (default: $OUT if set, else gpu-check-logs)
-# Logs: build.log ctest.log sanitizer.log harness.log bench.log progress.txt summary.txt
-# FA_GPU_CHECK_STEPS selects steps (default: "tests sanitizer harness bench";
+# Logs: build.log ctest.log sanitizer.log harness.log bench.log peers.log peers/
+#       progress.txt summary.txt
+# FA_GPU_CHECK_STEPS selects steps (default: "tests sanitizer harness bench peers";
 # the build always runs).
 set -uo pipefail
-steps=" ${FA_GPU_CHECK_STEPS:-tests sanitizer harness bench} "
+steps=" ${FA_GPU_CHECK_STEPS:-tests sanitizer harness bench peers} "
 wants() { [[ "$steps" == *" $1 "* ]]; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 logs=${1:-${OUT:-$root/gpu-check-logs}}
@@ -20,6 +23,7 @@ build=$root/build-gpu
 jobs=$(nproc)
 summary=()
 status=0
+commit=${FA_GIT_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}
 # Each result is also appended to progress.txt at once, so a run cut short still says how far it got.
 note() {
   summary+=("$(printf '%-28s %s' "$1" "$2")")
@@ -130,8 +134,28 @@ done
 cat "$logs/bench.log"
 fi
 
+if wants peers; then
+echo "== beside PyTorch's SDPA backends (tools/bench_peers.py --quick)"
+if ! python3 -c "import torch" > /dev/null 2>&1; then
+  note peers "skipped: no torch"
+elif python3 "$root/tools/bench_peers.py" --quick --commit "$commit" --out "$logs/peers" \
+     --library "$build/06_fused_flash/libflashattn.so" > "$logs/peers.log" 2>&1; then
+  # The range of v2 / FlashAttention-2 over the cells, from the CSV's header names.
+  note peers "ok: v2/FA2 $(awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
+    $col["implementation"] == "flashattn v2" && $col["ratio_fa2"] != "" {
+      r = $col["ratio_fa2"]; lo = (n && lo < r) ? lo : r; hi = (n && hi > r) ? hi : r; ++n }
+    END { if (n) printf "%.2f-%.2f over %d cells", lo, hi, n; else printf "not measured" }' \
+    "$logs/peers/bench_peers.csv")"
+  cat "$logs/peers/bench_peers.md"
+else
+  note peers "FAILED: see peers.log"
+  tail -20 "$logs/peers.log"
+  status=1
+fi
+fi
+
 echo
-echo "== summary ($(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); commit ${FA_GIT_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)})"
+echo "== summary ($(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); commit $commit)"
 printf '%s\n' "${summary[@]}" | tee "$logs/summary.txt"
 [ $status -eq 0 ] && echo "gpu_check: all passed" || echo "gpu_check: FAILURES above"
 exit $status
