@@ -45,10 +45,14 @@
 
 /**
  * M17: starts the copy of @p rows_valid rows of @p d elements (row r at
- * src + r src_stride, a multiple of 8 elements) from @p src into the swizzled tile @p tile of @p rows rows, 16 bytes per
- * cp.async, consecutive threads taking consecutive chunks (coalesced). Chunks
- * of rows past @p rows_valid, or past d in a row, are zero-filled by the copy
- * itself (source size 0), so the tail needs no second pass. The copies are
+ * src + r src_stride, a multiple of 8 elements) from @p src into the
+ * swizzled tile @p tile of @p rows rows, 16 bytes per cp.async. Each thread
+ * keeps one 16-byte chunk column and walks down the rows, THREADS / (D_PAD /
+ * 8) rows a step, so consecutive threads take consecutive chunks (coalesced)
+ * and a step costs one pointer add: the fused kernel runs this copy for
+ * every key tile, inside its hottest loop. Chunks of rows
+ * past @p rows_valid, or past d in a row, are zero-filled by the copy itself
+ * (source size 0), so the tail needs no second pass. The copies are
  * asynchronous: the caller commits them (cp_async_commit()), waits
  * (cp_async_wait<>()) and passes a __syncthreads() before any thread reads
  * the tile. Called by every thread of a block of @p THREADS threads.
@@ -58,11 +62,17 @@ static __device__ __forceinline__ void tile2_load_async(T *tile, const T *src, i
                                                         int rows_valid, int rows, int d)
 {
     constexpr int CHUNKS = D_PAD / TILE2_CHUNK;
-    for (int i = threadIdx.x; i < rows * CHUNKS; i += THREADS) {
-        const int row = i / CHUNKS, col = (i % CHUNKS) * TILE2_CHUNK;
+    constexpr int ROWS_PER_PASS = THREADS / CHUNKS;
+    static_assert(ROWS_PER_PASS > 0, "a pass copies at least one whole row");
+    const int col = (threadIdx.x % CHUNKS) * TILE2_CHUNK;
+    const int first_row = threadIdx.x / CHUNKS;
+    if (first_row >= ROWS_PER_PASS) /* THREADS not a multiple of CHUNKS: the rest wait */
+        return;
+    const T *from = src + first_row * src_stride + col;
+    for (int row = first_row; row < rows; row += ROWS_PER_PASS, from += ROWS_PER_PASS * src_stride) {
         const bool inside = row < rows_valid && col < d;
-        const T *from = inside ? src + row * src_stride + col : src; /* any valid address */
-        cp_async_16(shared_address(tile + tile2_offset(row, col, D_PAD)), from, inside ? 16 : 0);
+        cp_async_16(shared_address(tile + tile2_offset(row, col, D_PAD)), inside ? from : src,
+                    inside ? 16 : 0); /* src: any valid address when nothing is read */
     }
 }
 
@@ -153,7 +163,9 @@ static __device__ __forceinline__ void tile2_rowmax(const float s[MT][NT][4], co
 /**
  * M20: s <- p = exp2(s c - m_new c) in place, one FFMA and one exp2 per
  * weight, and alpha = exp2((m_old - m_new) c) per row, with the -inf rule of
- * online_max_offset() (see tile1_exp(), the same arithmetic).
+ * online_max_offset() (see tile1_exp(), the same arithmetic). The exp2 is
+ * fa_exp2_ftz(), one instruction: on the tensor cores the softmax's
+ * instructions, not the matrix products, set the pace.
  */
 template <int MT, int NT>
 static __device__ __forceinline__ void tile2_exp(float s[MT][NT][4], const float m_old[MT][2],
@@ -166,12 +178,12 @@ static __device__ __forceinline__ void tile2_exp(float s[MT][NT][4], const float
         for (int h = 0; h < 2; ++h) {
             const float offset = online_max_offset(m_new[i][h]);
             const float max_scaled = offset * c;
-            alpha[i][h] = exp2f((m_old[i][h] - offset) * c);
+            alpha[i][h] = fa_exp2_ftz((m_old[i][h] - offset) * c);
 #pragma unroll
             for (int n = 0; n < NT; ++n)
 #pragma unroll
                 for (int e = 2 * h; e < 2 * h + 2; ++e)
-                    s[i][n][e] = exp2f(fmaf(s[i][n][e], c, -max_scaled));
+                    s[i][n][e] = fa_exp2_ftz(fmaf(s[i][n][e], c, -max_scaled));
         }
 }
 

@@ -1,8 +1,8 @@
 /**
  * @file fa_kernel.cuh
  * @brief Device building blocks that several stages use: widening an input
- *        element to fp32, and reductions across lanes, warps and blocks,
- *        with one NaN policy (fa_math.h).
+ *        element to fp32, exp2 in one instruction, and reductions across
+ *        lanes, warps and blocks, with one NaN policy (fa_math.h).
  *
  * \ref stage01 teaches how these work (M4, M5); later stages call them
  * instead of writing them again.
@@ -32,6 +32,21 @@
 static __device__ __forceinline__ float fa_to_float(float x) { return x; }
 static __device__ __forceinline__ float fa_to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 static __device__ __forceinline__ float fa_to_float(__half x) { return __half2float(x); }
+
+/**
+ * 2^x as the one `ex2.approx.ftz.f32` (MUFU.EX2). exp2f() is `ex2.approx.f32`,
+ * whose results below 2^-126 cost a compare and two multiplies around the
+ * MUFU on every call; in a softmax such a weight is below 2^-126 of the row's
+ * largest, so flushing it to +0 changes o by less than the absolute floor the
+ * bound already carries for flushed weights (fa_bound.h). Normal results keep
+ * exp2f's 2 ulp; 2^-inf = +0, 2^NaN = NaN.
+ */
+static __device__ __forceinline__ float fa_exp2_ftz(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
 
 /**
  * op over each aligned group of @p LANES lanes (a power of two, 1..32): the
