@@ -131,7 +131,7 @@ def tflops_figure(plt, rows, meta):
         "causal" if first["causal"] == "yes" else "non-causal", subtitle(meta)), fontsize=10)
     axes.set_ylabel("TFLOP/s (median)")
     axes.set_ylim(bottom=0)
-    axes.legend(fontsize=8)
+    axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     lines = gap_lines(rows, MEASURED)
     if mismatched:
         lines.append("Circled: MISMATCH, output differs from the reference's (%s)."
@@ -172,7 +172,7 @@ def memory_figure(plt, rows, meta):
                       "causal" if first["causal"] == "yes" else "non-causal", subtitle(meta)),
                    fontsize=10)
     axes.set_ylabel("MiB beyond the output")
-    axes.legend(fontsize=8)
+    axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     caption(figure, lines + gap_lines(rows, ("ok",)))
     return figure
 
@@ -181,7 +181,8 @@ def save(plt, figure, out_dir, stem):
     paths = []
     for extension, metadata in (("png", {"Software": None}), ("svg", {"Date": None})):
         path = os.path.join(out_dir, "%s.%s" % (stem, extension))
-        figure.savefig(path, dpi=150, metadata=metadata)
+        # "tight": the legend sits outside the axes, to the right
+        figure.savefig(path, dpi=150, metadata=metadata, bbox_inches="tight")
         paths.append(path)
     plt.close(figure)
     return paths
