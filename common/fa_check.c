@@ -258,8 +258,9 @@ const char *fa_check_describe(const fa_check_report *report, const fa_shape *sha
     used = advance(used, format_mismatch(buf + used, cap - used, m), cap);
     advance(used, snprintf(buf + used, cap - used,
                            "; %" PRId64 " of %" PRId64 " uncovered, %" PRId64 " non-finite, %" PRId64
-                           " unwritten",
-                           report->uncovered, report->count, report->nonfinite, report->unwritten),
+                           " unwritten, worst err/bound %.3g",
+                           report->uncovered, report->count, report->nonfinite, report->unwritten,
+                           report->worst_ratio),
             cap);
     return buf;
 }

@@ -117,7 +117,8 @@ bool fa_check_covers(const float *out, const double *ref, const double *bound, i
 
 /**
  * One line for a failing report: the first uncovered coordinate with got,
- * want and bound, then the counts. Used as a milestone's failure detail.
+ * want and bound, then the counts and the worst err/bound (how far the worst
+ * element is outside its bound). Used as a milestone's failure detail.
  */
 const char *fa_check_describe(const fa_check_report *report, const fa_shape *shape,
                               char *buf, size_t cap);
