@@ -36,6 +36,51 @@ typedef struct fa_key_range {
 } fa_key_range;
 
 /**
+ * Every mask as a band around a diagonal: query row i sees the keys
+ * i + offset - left <= j <= i + offset + right, clipped to [0, nk), where a
+ * negative left or right (-1) leaves that side unbounded. No mask is
+ * (-1, -1); a causal mask is (-1, 0) about the diagonal of its alignment,
+ * offset 0 for top-left and nk - nq for bottom-right; a sliding window is
+ * (left, right) about either (FlashAttention's window_size is about the
+ * bottom-right one). Both ends of the band grow with i, which is what lets
+ * a kernel classify whole tiles at once (fa_window_tile_keys()).
+ */
+typedef struct fa_key_window {
+    int64_t offset; /**< the key on row i's diagonal is i + offset */
+    int64_t left;   /**< keys allowed before the diagonal; negative: all of them */
+    int64_t right;  /**< keys allowed after the diagonal; negative: all of them */
+} fa_key_window;
+
+/** The band of @p mask for nq query rows and nk keys (fa_key_window). */
+static inline FA_HOST_DEVICE fa_key_window fa_mask_window(fa_mask mask, int64_t nq, int64_t nk)
+{
+    fa_key_window w = {0, -1, -1};
+    if (mask == FA_MASK_CAUSAL_TOP_LEFT || mask == FA_MASK_CAUSAL_BOTTOM_RIGHT)
+        w.right = 0;
+    if (mask == FA_MASK_CAUSAL_BOTTOM_RIGHT)
+        w.offset = nk - nq;
+    return w;
+}
+
+/** @p x clipped to [0, @p nk]. */
+static inline FA_HOST_DEVICE int64_t fa_clip_keys(int64_t x, int64_t nk)
+{
+    return x < 0 ? 0 : (x > nk ? nk : x);
+}
+
+/**
+ * The keys row @p i may see in the band @p w, clipped to [0, @p nk); an
+ * empty range (end <= begin) when the band lies wholly before key 0 or
+ * after key nk - 1.
+ */
+static inline FA_HOST_DEVICE fa_key_range fa_window_key_range(fa_key_window w, int64_t i, int64_t nk)
+{
+    const fa_key_range range = {w.left < 0 ? 0 : fa_clip_keys(i + w.offset - w.left, nk),
+                                w.right < 0 ? nk : fa_clip_keys(i + w.offset + w.right + 1, nk)};
+    return range;
+}
+
+/**
  * The keys query row @p i (0 <= i < nq) may see under @p mask, clipped to
  * [0, nk). Causal masks allow a prefix: top-left aligns row 0 with key 0
  * (j <= i), bottom-right aligns the last row with the last key
@@ -46,14 +91,38 @@ typedef struct fa_key_range {
 static inline FA_HOST_DEVICE fa_key_range fa_mask_key_range(fa_mask mask, int64_t i, int64_t nq,
                                                             int64_t nk)
 {
-    int64_t end = nk;
-    if (mask == FA_MASK_CAUSAL_TOP_LEFT)
-        end = i + 1;
-    else if (mask == FA_MASK_CAUSAL_BOTTOM_RIGHT)
-        end = i + 1 + (nk - nq);
-    end = end < 0 ? 0 : (end > nk ? nk : end);
-    const fa_key_range range = {0, end};
-    return range;
+    return fa_window_key_range(fa_mask_window(mask, nq, nk), i, nk);
+}
+
+/**
+ * What a block of query rows [r0, r1) needs of the keys, for the tile loop
+ * of a fused kernel: @c any holds every key some row of the block sees (a key
+ * tile outside it is skipped, never loaded), @c all the keys every row sees
+ * (a key tile inside it runs without a per-element mask); a tile that meets
+ * @c any but is not inside @c all is masked element by element.
+ */
+typedef struct fa_tile_keys {
+    fa_key_range any;
+    fa_key_range all;
+} fa_tile_keys;
+
+/**
+ * fa_tile_keys of rows [@p r0, @p r1) (0 <= r0 < r1) in the band @p w, for
+ * @p nk keys. Both ends of a row's range grow with the row, so the keys
+ * every row sees run from the last row's begin to the first row's end, and
+ * the keys some row sees from the first row's begin to the last row's end.
+ * The second holds with empty rows too: a row sees no key only when its band
+ * lies before key 0 (then its range is [0, 0), and so are the first rows') or
+ * after key nk - 1 ([nk, nk), and so are the last rows'), and a band is at
+ * least one key wide, so no row between two rows with keys is empty.
+ */
+static inline FA_HOST_DEVICE fa_tile_keys fa_window_tile_keys(fa_key_window w, int64_t r0, int64_t r1,
+                                                              int64_t nk)
+{
+    const fa_key_range first = fa_window_key_range(w, r0, nk);
+    const fa_key_range last = fa_window_key_range(w, r1 - 1, nk);
+    const fa_tile_keys keys = {{first.begin, last.end}, {last.begin, first.end}};
+    return keys;
 }
 
 /** True when query row @p i may attend to key @p j under @p mask (fa_mask_key_range()). */

@@ -1172,6 +1172,87 @@ static void test_key_ranges(fa_tests *t)
               "fa_mask_allows follows the range: j = i in, j = i + 1 out");
 }
 
+/** Key j is in row i's band, straight from the definition of fa_key_window. */
+static bool band_allows(fa_key_window w, int64_t i, int64_t j, int64_t nk)
+{
+    return j >= 0 && j < nk && (w.left < 0 || j >= i + w.offset - w.left) &&
+           (w.right < 0 || j <= i + w.offset + w.right);
+}
+
+/** True when [begin, end) is exactly the keys for which @p allowed[j] holds (empty: none). */
+static bool range_is_exactly(fa_key_range range, const bool *allowed, int64_t nk)
+{
+    for (int64_t j = 0; j < nk; ++j)
+        if (allowed[j] != (j >= range.begin && j < range.end))
+            return false;
+    return true;
+}
+
+enum { WINDOW_MAX_N = 9 };
+
+/**
+ * The bands of every mask and of sliding windows, and the tile keys of every
+ * block of rows, against the definition, key by key: all nq, nk up to 9,
+ * diagonals above, on and below the main one, bounded and unbounded sides.
+ * The tile keys must be exact, not merely safe: a key range wider than its
+ * rows' keys would load tiles a kernel should skip.
+ */
+static void test_key_windows(fa_tests *t)
+{
+    static const int64_t sides[] = {-1, 0, 1, 3};
+    int failures = 0;
+    char first[160] = "";
+    for (int64_t nq = 1; nq <= WINDOW_MAX_N; ++nq)
+        for (int64_t nk = 0; nk <= WINDOW_MAX_N; ++nk)
+            for (int64_t offset = -4; offset <= 4; ++offset)
+                for (int a = 0; a < 4; ++a)
+                    for (int b = 0; b < 4; ++b) {
+                        const fa_key_window w = {offset, sides[a], sides[b]};
+                        for (int64_t r0 = 0; r0 < nq; ++r0)
+                            for (int64_t r1 = r0 + 1; r1 <= nq; ++r1) {
+                                bool any[WINDOW_MAX_N] = {false}, all[WINDOW_MAX_N];
+                                bool rows_ok = true;
+                                for (int64_t j = 0; j < nk; ++j)
+                                    all[j] = true;
+                                for (int64_t i = r0; i < r1; ++i) {
+                                    bool row[WINDOW_MAX_N];
+                                    for (int64_t j = 0; j < nk; ++j) {
+                                        row[j] = band_allows(w, i, j, nk);
+                                        any[j] = any[j] || row[j];
+                                        all[j] = all[j] && row[j];
+                                    }
+                                    rows_ok = rows_ok &&
+                                              range_is_exactly(fa_window_key_range(w, i, nk), row, nk);
+                                }
+                                const fa_tile_keys keys = fa_window_tile_keys(w, r0, r1, nk);
+                                if (rows_ok && range_is_exactly(keys.any, any, nk) &&
+                                    range_is_exactly(keys.all, all, nk))
+                                    continue;
+                                if (failures++ == 0)
+                                    snprintf(first, sizeof first,
+                                             "nq %lld nk %lld band (%lld, %lld, %lld) rows [%lld, %lld)",
+                                             (long long)nq, (long long)nk, (long long)offset,
+                                             (long long)w.left, (long long)w.right, (long long)r0,
+                                             (long long)r1);
+                            }
+                    }
+    FA_EXPECT(t, failures == 0, "%d blocks of rows whose ranges or tile keys are not exact, the first: %s",
+              failures, first);
+
+    /* The masks as bands: nq = 3, nk = 5. */
+    const fa_key_window bottom_right = fa_mask_window(FA_MASK_CAUSAL_BOTTOM_RIGHT, 3, 5);
+    FA_EXPECT(t, bottom_right.offset == 2 && bottom_right.left < 0 && bottom_right.right == 0,
+              "bottom-right causal is the band (-1, 0) about diagonal i + nk - nq");
+    /* Rows 0..3 of a causal top-left 8 x 8 problem and key tiles of 4: keys 0..3 are seen
+     * by some row (row 3 sees 0..3) and key 0 by all of them; keys 4..7 by none. */
+    const fa_tile_keys top =
+        fa_window_tile_keys(fa_mask_window(FA_MASK_CAUSAL_TOP_LEFT, 8, 8), 0, 4, 8);
+    FA_EXPECT(t, top.any.begin == 0 && top.any.end == 4 && top.all.begin == 0 && top.all.end == 1,
+              "causal 8 x 8, rows 0..3: any keys [%lld, %lld), all [%lld, %lld)",
+              (long long)top.any.begin, (long long)top.any.end, (long long)top.all.begin,
+              (long long)top.all.end);
+}
+
 /** Overlap, checked products and the argument checks, at their boundaries. */
 static void test_bytes(fa_tests *t)
 {
@@ -1287,6 +1368,7 @@ int main(void)
     test_rerun_line(&t);
     test_max_nan(&t);
     test_key_ranges(&t);
+    test_key_windows(&t);
     test_bytes(&t);
     test_stage_flags(&t);
     test_todo_message(&t);
