@@ -235,6 +235,9 @@ int flash_battery(flash_battery_case *cases)
            "heads_q = 65536");
     REFUSE("batch 65536 (grid z)", p = call_of(65536, 1, 1, 1, 1, 8, FA_BF16), FA_ERR_OVERFLOW,
            "batch = 65536");
+    REFUSE("nq of more than 2^31 - 1 tiles of 64 rows (grid x)",
+           p = call_of(1, 1, 1, FA_MAX_GRID_X * 64 + 1, 1, 8, FA_BF16), FA_ERR_OVERFLOW,
+           "nq = 137438953409");
     REFUSE("batch 0 with dtype 3", (p = empty(), p.batch = 0, p.dtype = (fa_dtype)3),
            FA_ERR_INVALID_ARGUMENT, "dtype = 3");
     REFUSE("batch 0 with head_dim 0", (p = empty(), p.batch = 0, p.head_dim = 0),

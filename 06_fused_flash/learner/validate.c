@@ -72,7 +72,8 @@
  *       v1 and v2 take).
  *
  * 3. The grid: batch and heads_q at most 65535 each (they are grid z and y),
- *    else FA_ERR_OVERFLOW.
+ *    and nq at most FA_MAX_GRID_X (2^31 - 1) tiles of 64 rows, the smallest
+ *    query tile (grid x), else FA_ERR_OVERFLOW.
  *
  * 4. Zero-size work: batch, heads_q or nq == 0 is a valid call that computes
  *    nothing and touches nothing. Return FA_OK here, before any pointer is
