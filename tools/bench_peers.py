@@ -9,6 +9,7 @@ bench_peers.md; the markdown also goes to stdout, progress to stderr.
     python3 tools/bench_peers.py --quick
     python3 tools/bench_peers.py --d 128 --causal no,yes --impl v2,FA2,cuDNN
     python3 tools/bench_peers.py --library build-gpu/06_fused_flash/libflashattn.so
+    python3 tools/bench_peers.py --causal no --figures docs/figures   # the docs' figures
 
 Implementations: flashattn v1, flashattn v2 (short: v1, v2), FA2, cuDNN,
 mem-efficient, math. Exit status: 0 when the run completed (cells may be
@@ -94,6 +95,8 @@ def parse_args(argv):
     parser.add_argument("--budget-s", type=float, default=1.0,
                         help="timed seconds per cell that set the repeats (%(default)s)")
     parser.add_argument("--commit", help="commit to report (default: git rev-parse)")
+    parser.add_argument("--figures", help="also draw the figures into this folder "
+                        "(tools/plot_bench.py; needs matplotlib)")
     args = parser.parse_args(argv)
     quick = args.quick  # explicit options win over --quick's choices
     args.n = args.n or ([1024, 4096] if quick else GRID_N)
@@ -444,6 +447,12 @@ def main(argv=None):
     with open(os.path.join(args.out, "bench_peers.md"), "w") as file:
         file.write(text + "\n")
     print(text)
+    if args.figures and subprocess.run(
+            [sys.executable, os.path.join(REPO, "tools", "plot_bench.py"), "--in", args.out,
+             "--out", args.figures]).returncode != 0:
+        print("bench_peers: the figures were not drawn (tools/plot_bench.py failed)",
+              file=sys.stderr)
+        return 2
     mismatched = [r for r in rows if r["implementation"] in PROJECT and r["status"] == "MISMATCH"]
     for row in mismatched:
         print("bench_peers: MISMATCH: %s" % cell_label(row, row["implementation"]),

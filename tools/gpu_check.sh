@@ -136,10 +136,12 @@ fi
 
 if wants peers; then
 echo "== beside PyTorch's SDPA backends (tools/bench_peers.py --quick)"
+figures=() # drawn where matplotlib is there
+python3 -c "import matplotlib" > /dev/null 2>&1 && figures=(--figures "$logs/peers/figures")
 if ! python3 -c "import torch" > /dev/null 2>&1; then
   note peers "skipped: no torch"
 elif python3 "$root/tools/bench_peers.py" --quick --commit "$commit" --out "$logs/peers" \
-     --library "$build/06_fused_flash/libflashattn.so" > "$logs/peers.log" 2>&1; then
+     --library "$build/06_fused_flash/libflashattn.so" "${figures[@]}" > "$logs/peers.log" 2>&1; then
   # The range of v2 / FlashAttention-2 over the cells, from the CSV's header names.
   note peers "ok: v2/FA2 $(awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
     $col["implementation"] == "flashattn v2" && $col["ratio_fa2"] != "" {
