@@ -47,10 +47,12 @@
  * M17: starts the copy of @p rows_valid rows of @p d elements (row r at
  * src + r src_stride, a multiple of 8 elements) from @p src into the
  * swizzled tile @p tile of @p rows rows, 16 bytes per cp.async. Each thread
- * keeps one 16-byte chunk column and walks down the rows, THREADS / (D_PAD /
- * 8) rows a step, so consecutive threads take consecutive chunks (coalesced)
- * and a step costs one pointer add: the fused kernel runs this copy for
- * every key tile, inside its hottest loop. Chunks of rows
+ * keeps one 16-byte chunk column and walks down the rows, THREADS / (D_PAD
+ * / 8) rows a step, so consecutive threads take consecutive chunks
+ * (coalesced) and a step costs one pointer add: the fused kernel runs this
+ * copy for every key tile, inside its hottest loop. (Where the chunks of a
+ * row divide THREADS, each thread copies the chunks a flat loop over
+ * threadIdx.x, threadIdx.x + THREADS, ... would give it.) Chunks of rows
  * past @p rows_valid, or past d in a row, are zero-filled by the copy itself
  * (source size 0), so the tail needs no second pass. The copies are
  * asynchronous: the caller commits them (cp_async_commit()), waits
@@ -66,7 +68,7 @@ static __device__ __forceinline__ void tile2_load_async(T *tile, const T *src, i
     static_assert(ROWS_PER_PASS > 0, "a pass copies at least one whole row");
     const int col = (threadIdx.x % CHUNKS) * TILE2_CHUNK;
     const int first_row = threadIdx.x / CHUNKS;
-    if (first_row >= ROWS_PER_PASS) /* THREADS not a multiple of CHUNKS: the rest wait */
+    if (first_row >= ROWS_PER_PASS) /* THREADS not a multiple of CHUNKS: no chunk left here */
         return;
     const T *from = src + first_row * src_stride + col;
     for (int row = first_row; row < rows; row += ROWS_PER_PASS, from += ROWS_PER_PASS * src_stride) {
@@ -164,8 +166,10 @@ static __device__ __forceinline__ void tile2_rowmax(const float s[MT][NT][4], co
  * M20: s <- p = exp2(s c - m_new c) in place, one FFMA and one exp2 per
  * weight, and alpha = exp2((m_old - m_new) c) per row, with the -inf rule of
  * online_max_offset() (see tile1_exp(), the same arithmetic). The exp2 is
- * fa_exp2_ftz(), one instruction: on the tensor cores the softmax's
- * instructions, not the matrix products, set the pace.
+ * fa_exp2_ftz(), one instruction where exp2f() takes three more to keep
+ * results below 2^-126 subnormal: the bound lets such a weight flush, so
+ * exp2f() passes too, but on the tensor cores the softmax's instructions
+ * set the fused kernel's pace.
  */
 template <int MT, int NT>
 static __device__ __forceinline__ void tile2_exp(float s[MT][NT][4], const float m_old[MT][2],

@@ -46,6 +46,7 @@ enum { TC_ALIGN_BLOCK = 8 };
  * or exact, it moves o by at most 2^-123 |v - o| (l >= 1). */
 #define TINY_WEIGHT 0x1p-123
 #define LN_TINY_WEIGHT (-124.0 * 0.69314718055994530942)
+#define LN_MIN_NORMAL32 (-126.0 * 0.69314718055994530942)
 /* Second-order slack for the double reference's own error. */
 #define REFERENCE_SLACK 1.01
 
@@ -263,7 +264,8 @@ static fa_status validate_row(const fa_bound_row_input *in)
         return fa_fail(FA_ERR_INVALID_ARGUMENT,
                        "attention bound: scale %g, max %g, sum %g: expected finite numbers and sum >= 1",
                        in->scale, in->max, in->sum);
-    if (in->omitted != FA_BOUND_TERM_NONE && in->omitted != FA_BOUND_TERM_RESCALE)
+    if (in->omitted != FA_BOUND_TERM_NONE && in->omitted != FA_BOUND_TERM_RESCALE &&
+        in->omitted != FA_BOUND_TERM_FLUSHED)
         return fa_fail(FA_ERR_INVALID_ARGUMENT, "attention bound: omitted = %d is not a term of this bound",
                        (int)in->omitted);
     return FA_OK;
@@ -323,7 +325,7 @@ fa_status fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *i
     FA_TRY(sum_gammas(method, allowed, last - first + 1, rises, &gamma_l, &gamma_pv));
 
     /* First-order weights, and H = max_j h_j for the second-order factor. */
-    double max_h = 0.0, sum_ph = 0.0, sum_tiny = 0.0, sum_subnormal = 0.0;
+    double max_h = 0.0, sum_ph = 0.0, sum_tiny = 0.0, sum_subnormal = 0.0, sum_flushed = 0.0;
     int64_t max_h_key = first;
     for (int64_t j = 0; j < n; j++) {
         const double s = in->score[j];
@@ -347,10 +349,21 @@ fa_status fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *i
         if (rounded_p && s - mt_max[j] + eta[j] < log(min_normal(method->p_dtype)))
             subnormal = subnormal_half_spacing(method->p_dtype) / in->sum;
         const double p_rounding = u_p * p + subnormal;
-        out->diff_weight[j] = p * h + (l_from_rounded ? p_rounding : 0.0);
+        /* A weight that may fall below 2^-126 in the block order where the
+         * running max at its block is largest may be flushed to 0 (exp2 as
+         * ex2.approx.ftz, or FTZ arithmetic) before it reaches l and P V:
+         * less than 2^-126 in block units, so 2^-126 / l in normalised units,
+         * moving o toward v - o as a tiny weight does. Its relative error h
+         * cannot say that: h bounds the rounding of a weight computed, not
+         * one dropped. */
+        double flushed = 0.0;
+        if (in->omitted != FA_BOUND_TERM_FLUSHED && s - mt_max[j] + eta[j] < LN_MIN_NORMAL32)
+            flushed = FA_BOUND_MIN_NORMAL32 / in->sum;
+        out->diff_weight[j] = p * h + flushed + (l_from_rounded ? p_rounding : 0.0);
         out->abs_weight[j] = (l_from_rounded ? 0.0 : p_rounding) + gamma_pv * p;
         sum_ph += p * h;
         sum_subnormal += subnormal;
+        sum_flushed += flushed;
     }
 
     /* Exact second order: o_hat = (1 + d_norm)(1 + d_out) N_hat / D_hat with
@@ -384,7 +397,8 @@ fa_status fa_bound_row(const fa_attn_method *method, const fa_bound_row_input *i
     out->rises = rises;
 
     /* lse = m + ln l: ln of l_hat / l, with l_hat / l within 1 +- X. */
-    const double x = sum_ph + sum_tiny + gamma_l + ftz_l + (l_from_rounded ? u_p + sum_subnormal : 0.0);
+    const double x = sum_ph + sum_tiny + sum_flushed + gamma_l + ftz_l +
+                     (l_from_rounded ? u_p + sum_subnormal : 0.0);
     if (!(x < 1.0))
         return fa_fail(FA_ERR_UNSUPPORTED,
                        "attention bound: l's relative error X = %g >= 1: ln(l_hat / l) has no finite "

@@ -57,7 +57,8 @@ enum { FA_BOUND_SCRATCH_PER_KEY = 6 };
 typedef enum fa_bound_term {
     FA_BOUND_TERM_NONE = 0,       /**< the whole bound */
     FA_BOUND_TERM_RESCALE = 1,    /**< attention: rho_tau, the later rescales of a weight */
-    FA_BOUND_TERM_MERGE_RISES = 2 /**< softmax: the correction factors of the merge levels */
+    FA_BOUND_TERM_MERGE_RISES = 2,/**< softmax: the correction factors of the merge levels */
+    FA_BOUND_TERM_FLUSHED = 3     /**< attention: weights that may fall below 2^-126 and flush to 0 */
 } fa_bound_term;
 
 /**

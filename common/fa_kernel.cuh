@@ -36,10 +36,11 @@ static __device__ __forceinline__ float fa_to_float(__half x) { return __half2fl
 /**
  * 2^x as the one `ex2.approx.ftz.f32` (MUFU.EX2). exp2f() is `ex2.approx.f32`,
  * whose results below 2^-126 cost a compare and two multiplies around the
- * MUFU on every call; in a softmax such a weight is below 2^-126 of the row's
- * largest, so flushing it to +0 changes o by less than the absolute floor the
- * bound already carries for flushed weights (fa_bound.h). Normal results keep
- * exp2f's 2 ulp; 2^-inf = +0, 2^NaN = NaN.
+ * MUFU on every call. In a softmax such a weight is below 2^-126 of its
+ * block's largest: flushed to +0, it moves o by at most 2^-126 |v - o| / l,
+ * a term the bound carries for every weight that may fall that low
+ * (FA_BOUND_TERM_FLUSHED in fa_bound.h). Normal results keep exp2f's 2 ulp;
+ * 2^-inf = +0, 2^NaN = NaN.
  */
 static __device__ __forceinline__ float fa_exp2_ftz(float x)
 {

@@ -1856,6 +1856,38 @@ static void test_rescale_term_dominated(fa_tests *t)
     }
 }
 
+/*
+ * The flushed-weight term carries weight. One row, two keys in blocks of one:
+ * key 0 scores 0 with v = 0, key 1 scores -88.5 with v = 1e30. Visited
+ * forward, key 1's weight exp(-88.5) = 3.7e-39 is below 2^-126 in its
+ * block's units, and the adversarial emulation, pushing o down, flushes it
+ * (as ex2.approx.ftz does): o = 0, where o = 1e30 exp(-88.5) = 3.7e-9. The
+ * weight's relative error cannot cover a weight that vanished; the term
+ * 2^-126 |v - o| / l does.
+ */
+static void test_flushed_weight_term_carries_weight(fa_tests *t)
+{
+    const float q = 1.0f, k[2] = {0.0f, -88.5f}, v[2] = {0.0f, 1e30f};
+    const fa_attn_method m = {.input_dtype = FA_F32, .block_n = 1, .exp_method = FA_EXP_EXP2_PRESCALED};
+    const fa_attn_problem p = one_row_problem(&q, k, v, 2);
+    fa_attn_reference with, without;
+    if (!FA_EXPECT(t, fa_attention_reference(&p, &m, &with) == FA_OK &&
+                          fa_attention_reference_without(&p, &m, FA_BOUND_TERM_FLUSHED, &without) == FA_OK,
+                   "%s", fa_last_error()))
+        return;
+    float o, lse;
+    const fa_emulation e = {.method = m, .adversarial = true, .adversarial_sign = -1,
+                            .adversarial_column = 0, .adversarial_reference = &with};
+    if (FA_EXPECT(t, fa_emulate_attention(&p, &e, &o, &lse) == FA_OK, "%s", fa_last_error())) {
+        const double err = fabs((double)o - with.o[0]);
+        FA_EXPECT(t, o == 0.0f && err <= with.o_bound[0] && err > without.o_bound[0],
+                  "a flushed weight: o = %g (exact %g), err/bound %.3g with the term, %.3g without",
+                  (double)o, with.o[0], err / with.o_bound[0], err / without.o_bound[0]);
+    }
+    fa_attn_reference_free(&with);
+    fa_attn_reference_free(&without);
+}
+
 int main(int argc, char **argv)
 {
     const char *tables_path = NULL;
@@ -1885,6 +1917,7 @@ int main(int argc, char **argv)
     test_size_overflow(&t);
     test_merge_rise_term_carries_weight(&t);
     test_rescale_term_dominated(&t);
+    test_flushed_weight_term_carries_weight(&t);
     test_coverage(&t, &FA2_METHOD, "FlashAttention-2 (bf16, tensor cores, B = 64, bf16 P, exp2, rcp)", &coverage);
     test_coverage(&t, &ABLATION_METHOD, "same, l from the rounded P", &coverage);
     for (int k = 0; k < OTHER_METHOD_COUNT; k++)

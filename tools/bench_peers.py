@@ -12,10 +12,13 @@ bench_peers.md; the markdown also goes to stdout, progress to stderr.
     python3 tools/bench_peers.py --causal no --figures docs/figures   # the docs' figures
 
 Implementations: flashattn v1, flashattn v2 (short: v1, v2), FA2, cuDNN,
-mem-efficient, math. Exit status: 0 when the run completed (cells may be
-unsupported), 1 when a project kernel's output differs from the reference's
-("MISMATCH"), 2 on usage or setup errors. Needs torch; tools/plot_bench.py
-draws the CSVs.
+mem-efficient, math. The last line printed is the range of each ratio of
+the course's kernels to FlashAttention-2 and cuDNN over the cells. Exit
+status: 0 when the run completed (cells may be unsupported), 1 when a
+project kernel's output differs from the reference's ("MISMATCH") or a call
+failed ("error": a CUDA fault, a bad status), 2 on usage or setup errors or
+when --figures could not draw. Needs torch; tools/plot_bench.py draws the
+CSVs.
 """
 
 import argparse
@@ -120,7 +123,8 @@ def method_lines(args):
         "FA2 = FLASH_ATTENTION, cuDNN = CUDNN_ATTENTION, mem-efficient = EFFICIENT_ATTENTION, "
         "math = MATH.",
         "Sanity check (not a correctness test): max |o - o_ref| in fp32, o_ref = FA2's output "
-        "(else the first that ran); above %g or not finite: MISMATCH." % MISMATCH_LIMIT,
+        "(else the first that ran); above %g max |o_ref| or not finite: MISMATCH."
+        % MISMATCH_LIMIT,
         "Extra memory: peak bytes allocated through PyTorch's caching allocator during one call "
         "(after a first call), minus its output. The flashattn library allocates no device "
         "memory itself (its C benchmark measures 0 bytes with cudaMemGetInfo).",
@@ -176,8 +180,18 @@ def short_reason(error, caught):
     return text if len(text) <= 120 else text[:117] + "..."
 
 
+def refused(error):
+    """True when @p error is a refusal to run the call, not a failure while running it:
+    flashattn's FA_ERR_UNSUPPORTED or NotImplementedError, SDPA's "No available kernel"."""
+    import flashattn
+    if isinstance(error, flashattn.Error):
+        return error.name == "FA_ERR_UNSUPPORTED"
+    return isinstance(error, NotImplementedError) or "No available kernel" in str(error)
+
+
 def guarded(context, body):
-    """(body's result, "ok"), or (None, "unsupported: ..." / "out of memory")."""
+    """(body's result, "ok"), or (None, "unsupported: ..." / "error: ..." / "out of memory").
+    An error is a failure (a CUDA fault, a bad status): the run's exit status says so."""
     import torch
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -187,7 +201,8 @@ def guarded(context, body):
         except torch.cuda.OutOfMemoryError:  # before RuntimeError, its base class
             pass
         except RuntimeError as error:  # flashattn.Error and NotImplementedError among them
-            return None, "unsupported: " + short_reason(error, caught)
+            kind = "unsupported: " if refused(error) else "error: "
+            return None, kind + short_reason(error, caught)
     torch.cuda.empty_cache()  # here: the traceback, whose frames hold tensors, is gone
     return None, "out of memory"
 
@@ -241,10 +256,11 @@ def bench_cell(cell, args, flush):
         rows[name] = row
         print("%s: %s" % (cell_label(cell, name), progress_text(row)), file=sys.stderr)
     reference = outputs.get("FA2", next(iter(outputs.values()), None))
+    largest = reference.float().abs().max().item() if reference is not None else 0.0
     for name, output in outputs.items():
         difference = (output.float() - reference.float()).abs().max().item()
         rows[name]["max_abs_diff"] = difference
-        if not math.isfinite(difference) or difference > MISMATCH_LIMIT:
+        if not math.isfinite(difference) or difference > MISMATCH_LIMIT * largest:
             rows[name]["status"] = "MISMATCH"
     for _, mine, peer, field in RATIOS:
         if rows.get(mine, {}).get("tflops") and rows.get(peer, {}).get("tflops"):
@@ -283,6 +299,17 @@ def memory_sweep(args):
     return rows
 
 
+def ratio_ranges(rows):
+    """'v2/FA2 0.93-1.04, ... over N cells': each ratio's range over the cells that have it."""
+    parts, cells = [], 0
+    for label, mine, _, field in RATIOS:
+        values = [r[field] for r in rows if r["implementation"] == mine and field in r]
+        if values:
+            parts.append("%s %.2f-%.2f" % (label, min(values), max(values)))
+            cells = max(cells, len(values))
+    return "%s over %d cells" % (", ".join(parts), cells) if parts else "no ratio measured"
+
+
 def csv_value(value):
     if value is None:
         return ""
@@ -291,7 +318,7 @@ def csv_value(value):
 
 def write_csv(path, fields, rows):
     with open(path, "w", newline="") as file:
-        writer = csv.writer(file)
+        writer = csv.writer(file, lineterminator="\n")
         writer.writerow(fields)
         for row in rows:
             writer.writerow([csv_value(row.get(field)) for field in fields])
@@ -303,7 +330,7 @@ def markdown_table(header, lines):
 
 
 def failure_text(row):
-    return "OOM" if row["status"] == "out of memory" else "unsupported"
+    return {"out of memory": "OOM"}.get(row["status"], row["status"].split(":")[0])
 
 
 def tflops_text(row):
@@ -313,6 +340,7 @@ def tflops_text(row):
 
 
 def grouped(rows, keys):
+    """Rows by the values of @p keys, in the order of first appearance."""
     groups = {}
     for row in rows:
         groups.setdefault(tuple(row[key] for key in keys), []).append(row)
@@ -384,7 +412,8 @@ def configuration(args, library, properties):
     return {
         "gpu": properties.name,
         "SMs": properties.multi_processor_count,
-        "clocks (SM, memory)": nvidia_smi("clocks.sm,clocks.mem") or "unknown",
+        # the current clocks read idle between runs: the maximum ones say which part it is
+        "max clocks (SM, memory)": nvidia_smi("clocks.max.sm,clocks.max.mem") or "unknown",
         "driver": nvidia_smi("driver_version") or "unknown",
         "torch": torch.__version__,
         "CUDA (torch)": torch.version.cuda,
@@ -446,18 +475,20 @@ def main(argv=None):
                      + tflops_tables(rows, args.impl) + memory_tables(memory_rows, args.impl))
     with open(os.path.join(args.out, "bench_peers.md"), "w") as file:
         file.write(text + "\n")
-    print(text)
-    if args.figures and subprocess.run(
-            [sys.executable, os.path.join(REPO, "tools", "plot_bench.py"), "--in", args.out,
-             "--out", args.figures]).returncode != 0:
+    print(text, flush=True)  # before plot_bench's lines, which share the output
+    drawn = not args.figures or subprocess.run(
+        [sys.executable, os.path.join(REPO, "tools", "plot_bench.py"), "--in", args.out,
+         "--out", args.figures]).returncode == 0
+    if not drawn:
         print("bench_peers: the figures were not drawn (tools/plot_bench.py failed)",
               file=sys.stderr)
-        return 2
-    mismatched = [r for r in rows if r["implementation"] in PROJECT and r["status"] == "MISMATCH"]
-    for row in mismatched:
-        print("bench_peers: MISMATCH: %s" % cell_label(row, row["implementation"]),
+    print(ratio_ranges(rows))
+    failed = [r for r in rows + memory_rows if r["status"].startswith("error")
+              or (r["implementation"] in PROJECT and r["status"] == "MISMATCH")]
+    for row in failed:
+        print("bench_peers: %s: %s" % (row["status"], cell_label(row, row["implementation"])),
               file=sys.stderr)
-    return 1 if mismatched else 0
+    return 1 if failed else (0 if drawn else 2)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ import math
 import os
 import sys
 
+from bench_peers import MIB, grouped  # the benchmark's own grouping (torch is not loaded)
+
 # One colour and marker per implementation in every figure.
 STYLES = {
     "flashattn v1": ("#9467bd", "v"),
@@ -30,7 +32,6 @@ STYLES = {
     "math": ("#7f7f7f", "x"),
 }
 MEASURED = ("ok", "MISMATCH")
-MIB = 1 << 20
 ZERO_FLOOR_MIB = 0.01  # where 0 bytes is drawn on the log axis, unless values lie near it
 
 
@@ -56,13 +57,6 @@ def read_meta(path):
     except (OSError, ValueError):
         return {}
 
-
-def grouped(rows, keys):
-    """Rows by the values of @p keys, in the order of first appearance."""
-    groups = {}
-    for row in rows:
-        groups.setdefault(tuple(row[key] for key in keys), []).append(row)
-    return groups
 
 
 def causal_word(causal):

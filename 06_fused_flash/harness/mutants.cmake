@@ -3,11 +3,12 @@
 # a test-only copy of the stage driver in the learner's slot, and its test
 # requires the stage's own judging to reject it. A mutant names the version
 # of M23 it breaks, the file (from the repository root), the text replaced
-# (once, as a fixed string) and its replacement, and the verdict required:
+# (a fixed string that must occur exactly once) and its replacement, and the
+# verdict required:
 #   judge:R    `--impl learner --tour --milestone 23 --version V` fails, and
-#              the failing case's worst err/bound is at least R (10 where
+#              the failing case's worst err/bound is at least R: 10 where
 #              the inputs expose the bug by far, 1 where only the bound's own
-#              terms separate the bug from a correct kernel);
+#              terms separate the bug from a correct kernel;
 #   racecheck  compute-sanitizer's racecheck reports a hazard.
 # The mutated copy is written at configure time; a text no longer in its file
 # stops the configuration, so a mutant cannot go stale silently.
@@ -43,6 +44,10 @@ string(REPLACE ";" "<semicolon>" table "${stage06_mutants}")
 string(REGEX MATCHALL "[^\n]+" lines "${table}")
 foreach(line IN LISTS lines)
   string(REPLACE "|" ";" fields "${line}")
+  list(LENGTH fields count)
+  if(NOT count EQUAL 6)
+    message(FATAL_ERROR "mutants.cmake: '${line}' has ${count} fields, expected 6 (a | in a text?)")
+  endif()
   list(GET fields 0 name)
   list(GET fields 1 version)
   list(GET fields 2 file)
@@ -58,8 +63,9 @@ foreach(line IN LISTS lines)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${source}")
   file(READ "${source}" content)
   string(FIND "${content}" "${text}" at)
-  if(at EQUAL -1)
-    message(FATAL_ERROR "mutant ${name}: '${text}' is not in ${file} (mutants.cmake)")
+  string(FIND "${content}" "${text}" last_at REVERSE)
+  if(at EQUAL -1 OR NOT at EQUAL last_at)
+    message(FATAL_ERROR "mutant ${name}: '${text}' is not in ${file} exactly once (mutants.cmake)")
   endif()
   string(LENGTH "${text}" length)
   string(SUBSTRING "${content}" 0 ${at} before)
@@ -67,7 +73,15 @@ foreach(line IN LISTS lines)
   string(SUBSTRING "${content}" ${after_at} -1 after)
   get_filename_component(file_name "${file}" NAME)
   set(dir "${CMAKE_CURRENT_BINARY_DIR}/mutants/${name}")
-  file(WRITE "${dir}/${file_name}" "${before}${replacement}${after}")
+  # Written only when it changes, so a reconfigure does not rebuild every mutant.
+  set(mutated "${before}${replacement}${after}")
+  set(old "")
+  if(EXISTS "${dir}/${file_name}")
+    file(READ "${dir}/${file_name}" old)
+  endif()
+  if(NOT old STREQUAL mutated)
+    file(WRITE "${dir}/${file_name}" "${mutated}")
+  endif()
 
   # launch.cu over the mutated file (found first), in the learner's slot.
   set(target stage06_mutant_${name})
@@ -83,9 +97,12 @@ foreach(line IN LISTS lines)
   if(verdict MATCHES "^judge:(.*)$")
     # err/bound printed with %.3g: at least 10 is two digits before the point,
     # an exponent e+, inf, or nan (an output NaN where the reference is finite).
-    set(ratio "[0-9.]+(e[-+][0-9]+)?|inf|nan")
-    if(CMAKE_MATCH_1 EQUAL 10)
+    if(CMAKE_MATCH_1 EQUAL 1)
+      set(ratio "[0-9.]+(e[-+][0-9]+)?|inf|nan")
+    elseif(CMAKE_MATCH_1 EQUAL 10)
       set(ratio "[1-9][0-9]|[0-9.]+e\\+[0-9]+|inf|nan")
+    else()
+      message(FATAL_ERROR "mutant ${name}: verdict ${verdict}: the ratio must be 1 or 10")
     endif()
     fa_add_exit_test(${target} 1 "M23 failed case 'v${version} [^\n]* at \\([^\n]*worst err/bound (${ratio})"
                      $<TARGET_FILE:${target}> --impl learner --tour --milestone 23 --version ${version})
