@@ -206,23 +206,25 @@ static float dot_product(const emulator *em, const float *k)
     return acc;
 }
 
-/** The kernel's mask, with the mask and tail mutants. */
+/**
+ * The kernel's mask: the band of fa_mask.h, as the kernels use it, clipped
+ * to the keys the kernel reads (the tail mutant reads past the last one),
+ * with the mask mutants as its diagonal moved by one key (a band unbounded
+ * on both sides, no mask, does not move).
+ */
 static bool kernel_allows(const emulator *em, int64_t b, int64_t i, int64_t j)
 {
     const fa_attn_problem *p = em->p;
     int64_t limit = p->key_length ? p->key_length[b] : p->nk;
     if (em->e->mutant == FA_MUTANT_TAIL_ROUNDED_UP)
         limit = (limit + em->block - 1) / em->block * em->block;
-    if (j >= limit)
-        return false;
-    if (p->mask == FA_MASK_NONE)
-        return true;
-    const int64_t diagonal = i + (p->mask == FA_MASK_CAUSAL_BOTTOM_RIGHT ? p->nk - p->nq : 0);
-    switch (em->e->mutant) {
-    case FA_MUTANT_CAUSAL_ONE_AHEAD: return j <= diagonal + 1;
-    case FA_MUTANT_CAUSAL_STRICT: return j < diagonal;
-    default: return j <= diagonal;
-    }
+    fa_key_window band = fa_mask_window(p->mask, p->nq, p->nk);
+    if (em->e->mutant == FA_MUTANT_CAUSAL_ONE_AHEAD)
+        band.offset += 1; /* j <= i + 1: one key too many */
+    else if (em->e->mutant == FA_MUTANT_CAUSAL_STRICT)
+        band.offset -= 1; /* j < i: the diagonal left out */
+    const fa_key_range range = fa_window_key_range(band, i, limit); /* the keys it reads */
+    return j >= range.begin && j < range.end;
 }
 
 /** exp of the kernel's difference m_old - m_new, or of x - m, on the kernel's path. */

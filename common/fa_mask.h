@@ -107,8 +107,10 @@ typedef struct fa_tile_keys {
 } fa_tile_keys;
 
 /**
- * fa_tile_keys of rows [@p r0, @p r1) (0 <= r0 < r1) in the band @p w, for
- * @p nk keys. Both ends of a row's range grow with the row, so the keys
+ * fa_tile_keys of rows [@p r0, @p r1) (0 <= r0 < r1 <= nq) in the band
+ * @p w, for @p nk keys; rows past nq (a last tile padded to its full height)
+ * would only widen @c any and narrow @c all, safe but no longer exact, so a
+ * kernel clips r1 to nq. Both ends of a row's range grow with the row, so the keys
  * every row sees run from the last row's begin to the first row's end, and
  * the keys some row sees from the first row's begin to the last row's end.
  * The second holds with empty rows too: a row sees no key only when its band
