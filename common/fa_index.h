@@ -36,6 +36,9 @@
 /** Largest gridDim.y and gridDim.z of a launch. */
 #define FA_MAX_GRID_YZ INT64_C(65535)
 
+/** The number of elements of a true array (not a pointer), as an int. */
+#define FA_COUNT_OF(array) ((int)(sizeof(array) / sizeof((array)[0])))
+
 /** ceil(a / b) for a >= 0 and b > 0: the number of tiles (or blocks) of b that cover a. */
 static inline FA_CONSTEXPR FA_HOST_DEVICE int64_t fa_ceil_div(int64_t a, int64_t b)
 {

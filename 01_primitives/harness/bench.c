@@ -10,12 +10,11 @@
 
 #include "checks.h"
 #include "fa_device.h"
+#include "fa_index.h"
 #include "fa_timing.h"
 #include "fixtures.h"
 #include "model.h"
 #include "runners.h"
-
-#define COUNT_OF(array) ((int)(sizeof(array) / sizeof((array)[0])))
 
 enum { MIB = 1 << 20 };
 
@@ -55,13 +54,13 @@ static fa_status bench_bandwidth(const fa_run_options *options, double copy_gb_p
            100.0 * BANDWIDTH_TARGET);
     printf("|---|---|---|---|---|---|---|---|---|\n");
 
-    const int sizes = options->quick ? 1 : COUNT_OF(BENCH_ARRAY_MIB);
+    const int sizes = options->quick ? 1 : FA_COUNT_OF(BENCH_ARRAY_MIB);
     for (int s = 0; s < sizes; ++s) {
         const int64_t mib = options->quick ? BENCH_QUICK_ARRAY_MIB : BENCH_ARRAY_MIB[s];
         timing_arrays t;
         FA_TRY(timing_arrays_alloc(&t, mib * MIB / (int64_t)sizeof(float), options->seed));
         fa_status status = FA_OK;
-        for (int i = 0; i < COUNT_OF(kernels) && status == FA_OK; ++i) {
+        for (int i = 0; i < FA_COUNT_OF(kernels) && status == FA_OK; ++i) {
             kernel_launch k = kernels[i];
             k.impl = FA_IMPL_REFERENCE;
             kernel_aim(&k, &t, BENCH_ROW_COLS);
@@ -110,7 +109,7 @@ static fa_status bench_exp_accuracy(const fa_run_options *options)
     printf("| launcher | code | max ulp, |x| <= 1 | |x| <= 10 | all x | worst at x | CUDA table "
            "(ulp) | max error / bound |\n");
     printf("|---|---|---|---|---|---|---|---|\n");
-    for (int m = 0; m < COUNT_OF(primitives_exp_methods) && status == FA_OK; ++m) {
+    for (int m = 0; m < FA_COUNT_OF(primitives_exp_methods) && status == FA_OK; ++m) {
         const kernel_launch k = {.kind = KERNEL_EXP, .impl = FA_IMPL_REFERENCE,
                                  .method = primitives_exp_methods[m], .n = n};
         int64_t overwritten = 0;

@@ -19,14 +19,13 @@
 #include <stdlib.h>
 
 #include "fa_device.h"
+#include "fa_index.h"
 #include "fa_reference.h"
 #include "fa_rng.h"
 #include "fa_timing.h"
 #include "fixtures.h"
 #include "model.h"
 #include "runners.h"
-
-#define COUNT_OF(array) ((int)(sizeof(array) / sizeof((array)[0])))
 
 enum { CASE_NAME_CAP = FA_CASE_NAME };
 
@@ -126,14 +125,14 @@ static int elementwise_size_count(const fa_run_options *options)
 {
     if (options->problem.given != 0)
         return 1;
-    return COUNT_OF(ELEMENTWISE_SIZES) + (options->quick ? 0 : COUNT_OF(ELEMENTWISE_LARGE_SIZES));
+    return FA_COUNT_OF(ELEMENTWISE_SIZES) + (options->quick ? 0 : FA_COUNT_OF(ELEMENTWISE_LARGE_SIZES));
 }
 
 static int64_t elementwise_size(const fa_run_options *options, int index)
 {
     if (options->problem.given != 0)
         return fa_problem_get(&options->problem, FA_PROBLEM_N, DEFAULT_FLAG_LENGTH);
-    const int small = COUNT_OF(ELEMENTWISE_SIZES);
+    const int small = FA_COUNT_OF(ELEMENTWISE_SIZES);
     return index < small ? ELEMENTWISE_SIZES[index] : ELEMENTWISE_LARGE_SIZES[index - small];
 }
 
@@ -280,7 +279,7 @@ static void check_exp(fa_impl impl, const fa_run_options *options, fa_result *re
     workspace w;
     if (!workspace_alloc(&w, elementwise_capacity(options), elementwise_capacity(options), result))
         return;
-    for (int m = 0; m < COUNT_OF(primitives_exp_methods); ++m) {
+    for (int m = 0; m < FA_COUNT_OF(primitives_exp_methods); ++m) {
         const kernel_launch k = {.kind = KERNEL_EXP, .impl = impl,
                                  .method = primitives_exp_methods[m]};
         for (int f = 0; f < exp_fixture_count && wants_fixtures(options); ++f) {
@@ -325,7 +324,7 @@ static int row_shape_count(const fa_run_options *options)
 {
     if (options->problem.given != 0)
         return 1;
-    return COUNT_OF(ROW_SHAPES) + (options->quick ? 0 : COUNT_OF(ROW_LARGE_SHAPES));
+    return FA_COUNT_OF(ROW_SHAPES) + (options->quick ? 0 : FA_COUNT_OF(ROW_LARGE_SHAPES));
 }
 
 static row_shape row_shape_at(const fa_run_options *options, int index)
@@ -335,7 +334,7 @@ static row_shape row_shape_at(const fa_run_options *options, int index)
         return (row_shape){fa_problem_get(&options->problem, FA_PROBLEM_ROWS, DEFAULT_FLAG_ROWS),
                            cols, cols};
     }
-    const int small = COUNT_OF(ROW_SHAPES);
+    const int small = FA_COUNT_OF(ROW_SHAPES);
     return index < small ? ROW_SHAPES[index] : ROW_LARGE_SHAPES[index - small];
 }
 
@@ -492,7 +491,7 @@ static fa_status probe_scale_array(fa_impl impl, const fa_run_options *options)
 static fa_status probe_exp(fa_impl impl, const fa_run_options *options)
 {
     (void)options; /* one version, whose three launchers must all be written */
-    for (int m = 0; m < COUNT_OF(primitives_exp_methods); ++m)
+    for (int m = 0; m < FA_COUNT_OF(primitives_exp_methods); ++m)
         FA_TRY(probe_kernel(KERNEL_EXP, primitives_exp_methods[m], impl));
     return FA_OK;
 }
@@ -585,4 +584,4 @@ static const fa_milestone_check checks[] = {
     {5, probe_row_sum, check_row_sum, time_row_sum, false},
 };
 
-const fa_stage_desc stage01 = {1, checks, COUNT_OF(checks), stage01_bench};
+const fa_stage_desc stage01 = {1, checks, FA_COUNT_OF(checks), stage01_bench};

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define COUNT_OF(array) ((int)(sizeof(array) / sizeof((array)[0])))
+#include "fa_index.h"
 
 /* ---- M1 vector add ----------------------------------------------------------------------- */
 
@@ -48,7 +48,7 @@ const elementwise_fixture vector_add_fixtures[] = {
     {"pattern, n = 1025: one block step + 1", 1025, 0, NULL, NULL, NULL},
     {"pattern, n = 5122: five block steps + a float4 + a tail of 2", 5122, 0, NULL, NULL, NULL},
 };
-const int vector_add_fixture_count = COUNT_OF(vector_add_fixtures);
+const int vector_add_fixture_count = FA_COUNT_OF(vector_add_fixtures);
 
 void vector_add_fixture_fill(const elementwise_fixture *f, float *a, float *b, float *expected)
 {
@@ -87,7 +87,7 @@ const elementwise_fixture scale_array_fixtures[] = {
     {"pattern, alpha = 0.5, n = 1025", 1025, 0.5f, NULL, NULL, NULL},
     {"pattern, alpha = 3, n = 5122", 5122, 3.0f, NULL, NULL, NULL},
 };
-const int scale_array_fixture_count = COUNT_OF(scale_array_fixtures);
+const int scale_array_fixture_count = FA_COUNT_OF(scale_array_fixtures);
 
 void scale_array_fixture_fill(const elementwise_fixture *f, float *x, float *expected)
 {
@@ -139,7 +139,7 @@ const exp_fixture exp_fixtures[] = {
     {"sweep of [-87, 88], n = 1025", 1025, NULL, NULL},
     {"sweep of [-87, 88], n = 5122", 5122, NULL, NULL},
 };
-const int exp_fixture_count = COUNT_OF(exp_fixtures);
+const int exp_fixture_count = FA_COUNT_OF(exp_fixtures);
 
 float exp_sweep_x(int64_t i, int64_t n)
 {
@@ -247,7 +247,7 @@ const row_fixture row_max_fixtures[] = {
     {"pattern 4 x 1025, NaN in the last column of odd rows", ROW_FIXTURE_NAN_LAST, 4, 1025, 1025,
      NULL, NULL},
 };
-const int row_max_fixture_count = COUNT_OF(row_max_fixtures);
+const int row_max_fixture_count = FA_COUNT_OF(row_max_fixtures);
 
 void row_max_fixture_fill(const row_fixture *f, float *x, float *expected)
 {
@@ -313,7 +313,7 @@ const row_fixture row_sum_fixtures[] = {
     {"pattern 4 x 1025, NaN in the last column of odd rows", ROW_FIXTURE_NAN_LAST, 4, 1025, 1025,
      NULL, NULL},
 };
-const int row_sum_fixture_count = COUNT_OF(row_sum_fixtures);
+const int row_sum_fixture_count = FA_COUNT_OF(row_sum_fixtures);
 
 void row_sum_fixture_fill(const row_fixture *f, float *x, float *expected)
 {

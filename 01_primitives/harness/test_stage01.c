@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "fa_cli.h"
+#include "fa_index.h"
 #include "fa_math.h"
 #include "fa_reference.h"
 #include "fa_rng.h"
@@ -36,8 +37,6 @@
 #include "fa_check.h"
 #include "fa_device.h"
 #endif
-
-#define COUNT_OF(array) ((int)(sizeof(array) / sizeof((array)[0])))
 
 static const uint64_t SEED = 20240601;
 
@@ -100,7 +99,7 @@ static void test_exp_fixtures(fa_tests *t)
                 FA_EXPECT(t, fabs(expected[i] - exp((double)x[i])) <= 0x1p-50 * expected[i],
                           "exp fixture '%s': expected[%d] = %.17g, exp(%g) = %.17g", fx->name, i,
                           expected[i], (double)x[i], exp((double)x[i]));
-        for (int m = 0; m < COUNT_OF(EXP_METHODS); ++m) {
+        for (int m = 0; m < FA_COUNT_OF(EXP_METHODS); ++m) {
             model_exp(EXP_METHODS[m], x, model, fx->n);
             for (int64_t i = 0; i < fx->n; ++i) {
                 const double bound = exp_error_bound(EXP_METHODS[m], x[i], expected[i]);
@@ -129,7 +128,7 @@ static void test_row_fixtures(fa_tests *t)
         {"row_max", row_max_fixtures, &row_max_fixture_count, row_max_fixture_fill, model_row_max},
         {"row_sum", row_sum_fixtures, &row_sum_fixture_count, row_sum_fixture_fill, model_row_sum},
     };
-    for (int o = 0; o < COUNT_OF(ops); ++o)
+    for (int o = 0; o < FA_COUNT_OF(ops); ++o)
         for (int f = 0; f < *ops[o].count; ++f) {
             const row_fixture *fx = &ops[o].fixtures[f];
             float *x = fa_new_floats(row_fixture_x_count(fx));
@@ -183,7 +182,7 @@ static void test_elementwise_model_vs_reference(fa_tests *t)
     FA_EXPECT(t, !within(two_ulps_off, exact, fp32_rounding_bound(exact)),
               "a result two ulps off passes the half-ulp bound");
 
-    for (int m = 0; m < COUNT_OF(EXP_METHODS); ++m) {
+    for (int m = 0; m < FA_COUNT_OF(EXP_METHODS); ++m) {
         for (int64_t i = 0; i < N; ++i)
             a[i] = exp_sweep_x(i, N);
         model_exp(EXP_METHODS[m], a, out, N);
@@ -257,7 +256,7 @@ static void test_rows_model_vs_reference(fa_tests *t)
 {
     fa_rng rng;
     fa_rng_seed(&rng, SEED, 4);
-    for (int s = 0; s < COUNT_OF(MODEL_ROW_SHAPES); ++s) {
+    for (int s = 0; s < FA_COUNT_OF(MODEL_ROW_SHAPES); ++s) {
         const int64_t rows = MODEL_ROW_SHAPES[s].rows, cols = MODEL_ROW_SHAPES[s].cols,
                       ld = MODEL_ROW_SHAPES[s].ld;
         float *x = fa_new_floats(rows * ld);
@@ -391,7 +390,7 @@ static void test_elementwise_bad_input(fa_tests *t)
         {"out overlaps an input partially", a, arena_at(A_OFFSET + 16), SPAN, 1.0f,
          FA_ERR_INVALID_ARGUMENT, "overlaps"},
     };
-    for (int c = 0; c < COUNT_OF(cases); ++c) {
+    for (int c = 0; c < FA_COUNT_OF(cases); ++c) {
         const elementwise_case *k = &cases[c];
         fa_clear_error();
         FA_EXPECT_STATUS(t, vector_add_validate(k->in0, b, k->out, k->n), k->expected, k->needle,
@@ -399,7 +398,7 @@ static void test_elementwise_bad_input(fa_tests *t)
         fa_clear_error();
         FA_EXPECT_STATUS(t, scale_array_validate(k->in0, k->alpha, k->out, k->n), k->expected,
                          k->needle, "scale_array_validate, %s", k->what);
-        for (int m = 0; m < COUNT_OF(EXP_METHODS); ++m) {
+        for (int m = 0; m < FA_COUNT_OF(EXP_METHODS); ++m) {
             fa_clear_error();
             FA_EXPECT_STATUS(t, exp_validate(EXP_METHODS[m], k->in0, k->out, k->n), k->expected,
                              k->needle, "exp_validate, %s", k->what);
@@ -421,7 +420,7 @@ static void test_elementwise_bad_input(fa_tests *t)
         fa_clear_error();
         FA_EXPECT_LEARNER_STATUS(t, learner_scale_array(k->in0, k->alpha, k->out, k->n, 0),
                                  k->expected, k->needle, "learner_scale_array, %s", k->what);
-        for (int m = 0; m < COUNT_OF(refs); ++m) {
+        for (int m = 0; m < FA_COUNT_OF(refs); ++m) {
             fa_clear_error();
             FA_EXPECT_STATUS(t, refs[m](k->in0, k->out, k->n, 0), k->expected, k->needle, "%s, %s",
                              exp_launcher_name(EXP_METHODS[m]), k->what);
@@ -497,9 +496,9 @@ static void test_row_bad_input(fa_tests *t)
     typedef fa_status (*validator)(const float *, int64_t, int64_t, int64_t, const float *);
     const validator validators[] = {row_max_validate, row_sum_validate};
     const char *const names[] = {"row_max", "row_sum"};
-    for (int c = 0; c < COUNT_OF(cases); ++c) {
+    for (int c = 0; c < FA_COUNT_OF(cases); ++c) {
         const row_case *k = &cases[c];
-        for (int v = 0; v < COUNT_OF(validators); ++v) {
+        for (int v = 0; v < FA_COUNT_OF(validators); ++v) {
             fa_clear_error();
             const fa_status got = validators[v](k->x, k->rows, k->cols, k->ld, k->out);
             FA_EXPECT_STATUS(t, got, k->expected, k->needle, "%s, %s", names[v], k->what);
@@ -511,7 +510,7 @@ static void test_row_bad_input(fa_tests *t)
         typedef fa_status (*row_launcher)(const float *, int64_t, int64_t, int64_t, float *, cudaStream_t);
         const row_launcher refs[] = {ref_row_max, ref_row_sum};
         const row_launcher learners[] = {learner_row_max, learner_row_sum};
-        for (int v = 0; v < COUNT_OF(refs); ++v) {
+        for (int v = 0; v < FA_COUNT_OF(refs); ++v) {
             fa_clear_error();
             FA_EXPECT_STATUS(t, refs[v](k->x, k->rows, k->cols, k->ld, k->out, 0), k->expected,
                              k->needle, "%s, %s", names[v], k->what);
@@ -549,7 +548,7 @@ static void test_driver_flags(fa_tests *t)
         {"stage01", "--n", "77", "--case", "vector_add random n=1"}, /* a case or a problem */
         {"stage01", "--milestone", "4", "--n", "77"},          /* M4 reads --rows --cols */
     };
-    for (int c = 0; c < COUNT_OF(bad); ++c)
+    for (int c = 0; c < FA_COUNT_OF(bad); ++c)
         FA_EXPECT_USAGE_ERROR(t, 1, bad[c]);
     char *help[] = {"stage01", "--help", NULL};
     fa_stage_request request;
@@ -615,7 +614,7 @@ static void test_rows_match_model(fa_tests *t)
     } shapes[] = {{7, 1, 1}, {5, 31, 37}, {5, 1025, 1025}, {3, (1 << 18) + 5, (1 << 18) + 5}};
     fa_rng rng;
     fa_rng_seed(&rng, SEED, 6);
-    for (int s = 0; s < COUNT_OF(shapes); ++s) {
+    for (int s = 0; s < FA_COUNT_OF(shapes); ++s) {
         const int64_t rows = shapes[s].rows, cols = shapes[s].cols, ld = shapes[s].ld;
         float *x = fa_new_floats(rows * ld);
         float *model = fa_new_floats(rows);
@@ -659,7 +658,7 @@ static void test_canaries(fa_tests *t)
         status = device_array(&d_out, NULL, N + CANARY);
     const char *names[] = {"vector_add", "scale_array", "exp_accurate", "exp2_prescaled",
                            "exp_fast", "row_max", "row_sum"};
-    for (int k = 0; k < COUNT_OF(names) && status == FA_OK; ++k) {
+    for (int k = 0; k < FA_COUNT_OF(names) && status == FA_OK; ++k) {
         int64_t written = N;
         status = fa_device_poison(d_out, (N + CANARY) * sizeof(float));
         if (status != FA_OK)
@@ -816,10 +815,10 @@ int main(int argc, char **argv)
         test_reference_checks, test_case_selection, test_rows_match_model,
         test_canaries,         test_nan_propagation, test_checker_catches_errors,
     };
-    const fa_test_suite suite = {"test_stage01", cpu, COUNT_OF(cpu), gpu, COUNT_OF(gpu),
+    const fa_test_suite suite = {"test_stage01", cpu, FA_COUNT_OF(cpu), gpu, FA_COUNT_OF(gpu),
                                  fa_gpu_gate};
 #else
-    const fa_test_suite suite = {"test_stage01", cpu, COUNT_OF(cpu), NULL, 0, NULL};
+    const fa_test_suite suite = {"test_stage01", cpu, FA_COUNT_OF(cpu), NULL, 0, NULL};
 #endif
     return fa_test_main(argc, argv, &suite);
 }

@@ -22,6 +22,7 @@
 #include "fa_check.h"
 #include "fa_device.h"
 #include "fa_half.h"
+#include "fa_index.h"
 #include "fa_reference.h"
 #include "fa_rng.h"
 #include "fa_timing.h"
@@ -29,8 +30,6 @@
 #include "model.h"
 #include "runners.h"
 #include "versions.h"
-
-#define COUNT_OF(array) ((int)(sizeof(array) / sizeof((array)[0])))
 
 enum { CASE_NAME_CAP = FA_CASE_NAME, LABEL_CAP = 64 };
 
@@ -207,9 +206,9 @@ static bool dot_random_cases(fa_impl impl, fa_dtype dtype, const fa_run_options 
                              fa_result *result)
 {
     const bool flags = options->problem.given != 0;
-    const int count = flags ? 1 : COUNT_OF(DOT_LENGTHS) + 1;
+    const int count = flags ? 1 : FA_COUNT_OF(DOT_LENGTHS) + 1;
     for (int i = 0; i < count; ++i) {
-        const bool adversarial = !flags && i == COUNT_OF(DOT_LENGTHS);
+        const bool adversarial = !flags && i == FA_COUNT_OF(DOT_LENGTHS);
         const int64_t n = flags ? fa_problem_get(&options->problem, FA_PROBLEM_N, DOT_FLAG_N)
                           : adversarial ? DOT_ADVERSARIAL_N
                                         : DOT_LENGTHS[i];
@@ -246,7 +245,7 @@ static bool dot_random_cases(fa_impl impl, fa_dtype dtype, const fa_run_options 
 
 static void check_dot(fa_impl impl, const fa_run_options *options, fa_result *result)
 {
-    for (int d = 0; d < COUNT_OF(DOT_DTYPES); ++d) {
+    for (int d = 0; d < FA_COUNT_OF(DOT_DTYPES); ++d) {
         const fa_dtype dtype = DOT_DTYPES[d];
         if (!wants_fixtures(options) && dtype != options->problem.dtype)
             continue; /* the flags' case has the dtype of --dtype (fp32 by default) */
@@ -743,7 +742,7 @@ static bool transpose_run(int version, void *context, fa_result *result)
             return false;
     }
     const bool flags = !wants_fixtures(options);
-    const int count = flags ? 1 : COUNT_OF(TRANSPOSE_SHAPES);
+    const int count = flags ? 1 : FA_COUNT_OF(TRANSPOSE_SHAPES);
     for (int i = 0; i < count; ++i) {
         const int64_t rows = flags ? fa_problem_get(&options->problem, FA_PROBLEM_ROWS,
                                                     TRANSPOSE_FLAG_ROWS)
@@ -765,7 +764,7 @@ static bool transpose_run(int version, void *context, fa_result *result)
                               transpose_validate_sizes(transpose_launcher_name(version), rows,
                                                        cols)) ||
             !transpose_random_case(version, ctx->impl, name,
-                                   flags ? COUNT_OF(TRANSPOSE_SHAPES) : i, rows, cols, options,
+                                   flags ? FA_COUNT_OF(TRANSPOSE_SHAPES) : i, rows, cols, options,
                                    result))
             return false;
     }
@@ -831,4 +830,4 @@ static const fa_milestone_check checks[] = {
     {8, probe_transpose, check_transpose, time_transpose, false},
 };
 
-const fa_stage_desc stage02 = {2, checks, COUNT_OF(checks), stage02_bench};
+const fa_stage_desc stage02 = {2, checks, FA_COUNT_OF(checks), stage02_bench};

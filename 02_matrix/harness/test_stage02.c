@@ -25,6 +25,7 @@
 #include "fa_check.h"
 #include "fa_cli.h"
 #include "fa_half.h"
+#include "fa_index.h"
 #include "fa_milestones.h"
 #include "fa_reference.h"
 #include "fa_rng.h"
@@ -41,8 +42,6 @@
 #include "fa_device.h"
 #include "runners.h"
 #endif
-
-#define COUNT_OF(array) ((int)(sizeof(array) / sizeof((array)[0])))
 
 enum { TEST_SEED = 2026 };
 
@@ -615,7 +614,7 @@ static void test_size_limits(fa_tests *t)
         {"k * n bytes at the 64-bit limit", 1, INT32_MAX, widest_k, FA_OK, ""},
         {"k * n bytes one row past it", 1, INT32_MAX, widest_k + 1, FA_ERR_OVERFLOW, "k * n"},
     };
-    for (int c = 0; c < COUNT_OF(matmul); ++c) {
+    for (int c = 0; c < FA_COUNT_OF(matmul); ++c) {
         const limit_case *l = &matmul[c];
         snprintf(label, sizeof label, "matmul_validate %s", l->what);
         fa_clear_error();
@@ -638,7 +637,7 @@ static void test_size_limits(fa_tests *t)
             {"learner_matmul_smem_tiled", learner_matmul_smem_tiled, true},
             {"learner_matmul_register_blocked", learner_matmul_register_blocked, true},
         };
-        for (int i = 0; i < COUNT_OF(launchers) && l->expected != FA_OK; ++i) {
+        for (int i = 0; i < FA_COUNT_OF(launchers) && l->expected != FA_OK; ++i) {
             snprintf(label, sizeof label, "%s %s", launchers[i].name, l->what);
             fa_clear_error();
             const fa_status s = launchers[i].launch(far_a(), far_b(), far_c(), l->m, l->n, l->k,
@@ -663,7 +662,7 @@ static void test_size_limits(fa_tests *t)
         {"cols = INT32_MAX + 1", 1, (int64_t)INT32_MAX + 1, 0, FA_ERR_UNSUPPORTED, "cols = "},
         {"both at their limits", MATRIX_MAX_ROWS, INT32_MAX, 0, FA_OK, ""},
     };
-    for (int c = 0; c < COUNT_OF(transpose); ++c) {
+    for (int c = 0; c < FA_COUNT_OF(transpose); ++c) {
         const limit_case *l = &transpose[c];
         const float *in = far_a();
         snprintf(label, sizeof label, "transpose_validate %s", l->what);
@@ -718,7 +717,7 @@ static void test_driver_flags(fa_tests *t)
         {"stage02", "--k", "5", "--case", "v1 naive NN random 0 1x1x1", NULL}, /* a case or a problem */
         {"stage02", "--bench", "--m", "5", NULL},
     };
-    for (int c = 0; c < COUNT_OF(bad); ++c)
+    for (int c = 0; c < FA_COUNT_OF(bad); ++c)
         FA_EXPECT_USAGE_ERROR(t, 2, bad[c]);
 
     fa_stage_request request;
@@ -1229,10 +1228,10 @@ int main(int argc, char **argv)
         gpu_milestone_checks, gpu_case_selection,     gpu_matmul_equals_model, gpu_dot_equals_model,
         gpu_nan_propagation,  gpu_transpose_moves_nan, gpu_unwritten_detected,
     };
-    const fa_test_suite suite = {"test_stage02", cpu, COUNT_OF(cpu), gpu, COUNT_OF(gpu),
+    const fa_test_suite suite = {"test_stage02", cpu, FA_COUNT_OF(cpu), gpu, FA_COUNT_OF(gpu),
                                  fa_gpu_gate};
 #else
-    const fa_test_suite suite = {"test_stage02", cpu, COUNT_OF(cpu), NULL, 0, NULL};
+    const fa_test_suite suite = {"test_stage02", cpu, FA_COUNT_OF(cpu), NULL, 0, NULL};
 #endif
     return fa_test_main(argc, argv, &suite);
 }

@@ -20,6 +20,7 @@
 #include "fa_attention_ref.h"
 #include "fa_check.h"
 #include "fa_device.h"
+#include "fa_index.h"
 #include "fa_problem.h"
 #include "fa_rng.h"
 #include "fa_timing.h"
@@ -27,8 +28,6 @@
 #include "model.h"
 #include "references.h"
 #include "runners.h"
-
-#define COUNT_OF(array) ((int)(sizeof(array) / sizeof((array)[0])))
 
 /** Random cases run with --quick (small enough for compute-sanitizer). */
 enum { QUICK_CASES = 4 };
@@ -323,7 +322,7 @@ static bool run_fixtures(fa_impl impl, const fa_run_options *options, case_runne
                          fa_result *result, int *cases)
 {
     for (int f = 0; f < attn_fixture_count && wants_fixtures(options); ++f)
-        for (int t = 0; t < COUNT_OF(DTYPES); ++t) {
+        for (int t = 0; t < FA_COUNT_OF(DTYPES); ++t) {
             const attn_fixture *fx = &attn_fixtures[f];
             attn_case c = {.dims = fx->dims, .dtype = DTYPES[t], .scale = fx->scale,
                            .mask = fx->mask, .key_length = fx->key_length};
@@ -440,10 +439,10 @@ static const random_shape NAIVE_SHAPES[] = {
     {{2, 1, 3, 0, 32}, FA_BF16, FA_MASK_CAUSAL_TOP_LEFT, true, 1, 0, 0},
 };
 
-enum { SHAPES_PER_MILESTONE = COUNT_OF(SCORES_SHAPES) };
-_Static_assert(COUNT_OF(SOFTMAX_SHAPES) == SHAPES_PER_MILESTONE &&
-                   COUNT_OF(PV_SHAPES) == SHAPES_PER_MILESTONE &&
-                   COUNT_OF(NAIVE_SHAPES) == SHAPES_PER_MILESTONE,
+enum { SHAPES_PER_MILESTONE = FA_COUNT_OF(SCORES_SHAPES) };
+_Static_assert(FA_COUNT_OF(SOFTMAX_SHAPES) == SHAPES_PER_MILESTONE &&
+                   FA_COUNT_OF(PV_SHAPES) == SHAPES_PER_MILESTONE &&
+                   FA_COUNT_OF(NAIVE_SHAPES) == SHAPES_PER_MILESTONE,
                "one table length");
 _Static_assert((int)QUICK_CASES <= (int)SHAPES_PER_MILESTONE, "quick runs a prefix");
 
@@ -860,4 +859,4 @@ static const fa_milestone_check checks[] = {
     {12, probe_naive, check_naive, time_naive, false},
 };
 
-const fa_stage_desc stage03 = {3, checks, COUNT_OF(checks), stage03_bench};
+const fa_stage_desc stage03 = {3, checks, FA_COUNT_OF(checks), stage03_bench};

@@ -30,6 +30,7 @@
 #include "fa_check.h"
 #include "fa_cli.h"
 #include "fa_half.h"
+#include "fa_index.h"
 #include "fa_math.h"
 #include "fa_rng.h"
 #include "fa_stage.h"
@@ -44,10 +45,8 @@
 #include "fa_device.h"
 #endif
 
-#define COUNT_OF(array) ((int)(sizeof(array) / sizeof((array)[0])))
-
 static const fa_dtype DTYPES[] = {FA_F32, FA_BF16, FA_F16};
-enum { DTYPE_COUNT = COUNT_OF(DTYPES) };
+enum { DTYPE_COUNT = FA_COUNT_OF(DTYPES) };
 static const uint64_t SEED = 20240603;
 
 /**
@@ -1157,7 +1156,7 @@ static void test_driver_flags(fa_tests *t)
         {"stage03", "--bench", "--nq", "64"},                 /* the benchmark has its own sizes */
         {"stage03", "--no-such-flag"},
     };
-    for (int c = 0; c < COUNT_OF(bad); ++c)
+    for (int c = 0; c < FA_COUNT_OF(bad); ++c)
         FA_EXPECT_USAGE_ERROR(t, 3, bad[c]);
     fa_stage_request request;
     static const char *const help[] = {"stage03", "--help", NULL};
@@ -1607,10 +1606,10 @@ int main(int argc, char **argv)
         test_unwritten_detected, test_nan_propagation,   test_padding_never_used,
         test_nan_v_gpu,
     };
-    const fa_test_suite suite = {"test_stage03", cpu, COUNT_OF(cpu), gpu, COUNT_OF(gpu),
+    const fa_test_suite suite = {"test_stage03", cpu, FA_COUNT_OF(cpu), gpu, FA_COUNT_OF(gpu),
                                  fa_gpu_gate};
 #else
-    const fa_test_suite suite = {"test_stage03", cpu, COUNT_OF(cpu), NULL, 0, NULL};
+    const fa_test_suite suite = {"test_stage03", cpu, FA_COUNT_OF(cpu), NULL, 0, NULL};
 #endif
     return fa_test_main(argc, argv, &suite);
 }

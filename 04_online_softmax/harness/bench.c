@@ -14,6 +14,7 @@
 
 #include "checks.h"
 #include "fa_device.h"
+#include "fa_index.h"
 #include "fa_mask.h"
 #include "fa_timing.h"
 #include "runners.h"
@@ -22,8 +23,6 @@
 #if ONLINE_BENCH_WITH_STAGE03
 #include "attention.h"
 #endif
-
-#define COUNT_OF(array) ((int)(sizeof(array) / sizeof((array)[0])))
 
 enum { MIB = 1 << 20 };
 
@@ -70,7 +69,7 @@ static fa_status bench_softmax(const fa_run_options *options, double copy_gb_per
            ONLINE_SOFTMAX_BYTES_PER_ENTRY, THREE_PASS_SOFTMAX_BYTES_PER_ENTRY);
     printf("%8s %8s | %10s %10s %8s %7s | %10s %10s %8s | %7s\n", "rows", "n", "1-pass MB", "ms",
            "GB/s", "% copy", "3-pass MB", "ms", "GB/s", "speedup");
-    const int shapes = options->quick ? 1 : COUNT_OF(BENCH_SOFTMAX_SHAPES);
+    const int shapes = options->quick ? 1 : FA_COUNT_OF(BENCH_SOFTMAX_SHAPES);
     for (int s = 0; s < shapes; ++s) {
         const int64_t *shape = options->quick ? BENCH_QUICK_SOFTMAX_SHAPE : BENCH_SOFTMAX_SHAPES[s];
         const int64_t rows = shape[0], n = shape[1];
@@ -148,7 +147,7 @@ static fa_status bench_attention(const fa_run_options *options)
            "/ time.\n");
     printf("%3s %3s %6s %4s %7s %5s | %9s %10s %8s | %9s %10s %8s | %7s\n", "B", "H", "N", "D",
            "mask", "chunk", "online MB", "ms", "TFLOP/s", "naive MB", "ms", "TFLOP/s", "speedup");
-    const int shapes = options->quick ? 1 : COUNT_OF(BENCH_ATTN_SHAPES);
+    const int shapes = options->quick ? 1 : FA_COUNT_OF(BENCH_ATTN_SHAPES);
     for (int s = 0; s < shapes; ++s) {
         const attn_bench_shape *b =
             options->quick ? &BENCH_QUICK_ATTN_SHAPE : &BENCH_ATTN_SHAPES[s];

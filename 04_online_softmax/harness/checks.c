@@ -23,14 +23,13 @@
 
 #include "fa_attention_ref.h"
 #include "fa_check.h"
+#include "fa_index.h"
 #include "fa_problem.h"
 #include "fa_rng.h"
 #include "fixtures.h"
 #include "online.h"
 #include "reference.h"
 #include "runners.h"
-
-#define COUNT_OF(array) ((int)(sizeof(array) / sizeof((array)[0])))
 
 enum { CASE_NAME_CAP = FA_CASE_NAME };
 
@@ -320,17 +319,17 @@ static bool check_trace(online_trace_op op, fa_impl impl, const fa_run_options *
     if (!trace_fixtures(op, impl, options, result))
         return false;
     int index = 0;
-    for (int k = 0; k < COUNT_OF(TRACE_CHUNKS); ++k) {
+    for (int k = 0; k < FA_COUNT_OF(TRACE_CHUNKS); ++k) {
         for (int which = 0; which < TRACE_LENGTHS_PER_CHUNK; ++which, ++index) {
             const rows_problem shape = {ONLINE_ROW_PATTERN_COUNT,
                                         trace_length(TRACE_CHUNKS[k], which), TRACE_CHUNKS[k]};
             if (!trace_random_case(op, impl, options, "random", index, &shape,
-                                   SPREADS[index % COUNT_OF(SPREADS)], result))
+                                   SPREADS[index % FA_COUNT_OF(SPREADS)], result))
                 return false;
         }
     }
     return options->quick || trace_random_case(op, impl, options, "random", index, &TRACE_LONG,
-                                                SPREADS[index % COUNT_OF(SPREADS)], result);
+                                                SPREADS[index % FA_COUNT_OF(SPREADS)], result);
 }
 
 /* ---- M15: one-pass softmax ----------------------------------------------------------------- */
@@ -464,13 +463,13 @@ static bool check_softmax(fa_impl impl, const fa_run_options *options, fa_result
         return false;
     const int64_t rows = ONLINE_ROW_PATTERN_COUNT;
     int index = 0;
-    for (int k = 0; k < COUNT_OF(SOFTMAX_LENGTHS); ++k, ++index)
+    for (int k = 0; k < FA_COUNT_OF(SOFTMAX_LENGTHS); ++k, ++index)
         if (!softmax_random_case(impl, options, "random", index, rows, SOFTMAX_LENGTHS[k],
-                                 SPREADS[index % COUNT_OF(SPREADS)], result))
+                                 SPREADS[index % FA_COUNT_OF(SPREADS)], result))
             return false;
-    for (int k = 0; !options->quick && k < COUNT_OF(SOFTMAX_LONG_LENGTHS); ++k, ++index)
+    for (int k = 0; !options->quick && k < FA_COUNT_OF(SOFTMAX_LONG_LENGTHS); ++k, ++index)
         if (!softmax_random_case(impl, options, "random", index, rows, SOFTMAX_LONG_LENGTHS[k],
-                                 SPREADS[index % COUNT_OF(SPREADS)], result))
+                                 SPREADS[index % FA_COUNT_OF(SPREADS)], result))
             return false;
     return true;
 }
@@ -700,10 +699,10 @@ static bool check_attention(fa_impl impl, const fa_run_options *options, fa_resu
     if (!attention_fixtures(impl, options, result))
         return false;
     int index = 0;
-    for (int k = 0; k < COUNT_OF(ATTN_CASES); ++k, ++index)
+    for (int k = 0; k < FA_COUNT_OF(ATTN_CASES); ++k, ++index)
         if (!attention_random_case(impl, options, "random", index, &ATTN_CASES[k], result))
             return false;
-    for (int k = 0; !options->quick && k < COUNT_OF(ATTN_LONG_CASES); ++k, ++index)
+    for (int k = 0; !options->quick && k < FA_COUNT_OF(ATTN_LONG_CASES); ++k, ++index)
         if (!attention_random_case(impl, options, "random", index, &ATTN_LONG_CASES[k], result))
             return false;
     return true;
@@ -840,4 +839,4 @@ static const fa_milestone_check checks[] = {
     {16, probe_m16, check_m16, time_m16, false},
 };
 
-const fa_stage_desc stage04 = {4, checks, COUNT_OF(checks), stage04_bench};
+const fa_stage_desc stage04 = {4, checks, FA_COUNT_OF(checks), stage04_bench};

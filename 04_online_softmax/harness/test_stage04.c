@@ -51,8 +51,6 @@
 #include "runners.h"
 #endif
 
-#define COUNT_OF(array) ((int)(sizeof(array) / sizeof((array)[0])))
-
 static const uint64_t SEED = 20240604;
 
 /** Relative agreement expected between two double computations of one exact value. */
@@ -342,7 +340,7 @@ static void test_invariant(fa_tests *t)
     fa_rng rng;
     fa_rng_seed(&rng, SEED, 1);
     int failures = 0;
-    for (int k = 0; k < COUNT_OF(chunks); ++k) {
+    for (int k = 0; k < FA_COUNT_OF(chunks); ++k) {
         fill_pattern_rows(x, rows, n, chunks[k], 3.0, &rng);
         fill_normal(v, rows * n, 1.0, &rng);
         for (int64_t r = 0; r < rows; ++r) {
@@ -383,10 +381,10 @@ static void test_model_traces_within_bound(fa_tests *t)
     const int64_t rows = ONLINE_ROW_PATTERN_COUNT;
     fa_rng rng;
     fa_rng_seed(&rng, SEED, 2);
-    for (int k = 0; k < COUNT_OF(chunks); ++k) {
+    for (int k = 0; k < FA_COUNT_OF(chunks); ++k) {
         const int64_t c = chunks[k];
         const int64_t lengths[] = {1, c > 1 ? c - 1 : 2, c, c + 1, 5 * c + 3, 2000};
-        for (int l = 0; l < COUNT_OF(lengths); ++l) {
+        for (int l = 0; l < FA_COUNT_OF(lengths); ++l) {
             const int64_t n = lengths[l];
             float *x = fa_new_floats(rows * n), *v = fa_new_floats(rows * n);
             fill_pattern_rows(x, rows, n, c, (double)(1 + l), &rng);
@@ -443,7 +441,7 @@ static void test_model_softmax_within_bound(fa_tests *t)
     const int64_t rows = ONLINE_ROW_PATTERN_COUNT;
     fa_rng rng;
     fa_rng_seed(&rng, SEED, 3);
-    for (int l = 0; l < COUNT_OF(lengths); ++l) {
+    for (int l = 0; l < FA_COUNT_OF(lengths); ++l) {
         const int64_t n = lengths[l];
         const int threads = softmax_rows_online_threads(n);
         float *x = fa_new_floats(rows * n), *p = fa_new_floats(n);
@@ -528,7 +526,7 @@ static void test_model_attention_within_bound(fa_tests *t)
 {
     fa_rng rng;
     fa_rng_seed(&rng, SEED, 4);
-    for (int s = 0; s < COUNT_OF(ATTN_SHAPES); ++s) {
+    for (int s = 0; s < FA_COUNT_OF(ATTN_SHAPES); ++s) {
         attn_problem_host h =
             attn_problem_new(ATTN_SHAPES[s].batch, ATTN_SHAPES[s].heads_q, ATTN_SHAPES[s].heads_kv,
                              ATTN_SHAPES[s].nq, ATTN_SHAPES[s].nk, ATTN_SHAPES[s].dim,
@@ -569,9 +567,9 @@ static void test_chunk_invariance_traces(fa_tests *t)
     fill_pattern_rows(x, rows, n, 16, 3.0, &rng);
     fill_normal(v, rows * n, 1.0, &rng);
     for (int64_t r = 0; r < rows; ++r) {
-        float last[COUNT_OF(chunks)][2];
-        double bound[COUNT_OF(chunks)][2];
-        for (int k = 0; k < COUNT_OF(chunks); ++k) {
+        float last[FA_COUNT_OF(chunks)][2];
+        double bound[FA_COUNT_OF(chunks)][2];
+        for (int k = 0; k < FA_COUNT_OF(chunks); ++k) {
             row_traces tr = traces_new(n, chunks[k]);
             traces_compute(&tr, x + r * n, v + r * n, n, chunks[k], ONLINE_NO_MISTAKE);
             last[k][0] = tr.sum[tr.chunks - 1];
@@ -580,7 +578,7 @@ static void test_chunk_invariance_traces(fa_tests *t)
             bound[k][1] = tr.output_bound[tr.chunks - 1];
             traces_free(&tr);
         }
-        for (int k = 1; k < COUNT_OF(chunks); ++k) {
+        for (int k = 1; k < FA_COUNT_OF(chunks); ++k) {
             int64_t where = -1;
             FA_EXPECT(t, within_both(last[0], bound[0], last[k], bound[k], 2, &where),
                       "%s row: chunk 1 gives (l, o) = (%.9g, %.9g), chunk %lld (%.9g, %.9g), "
@@ -600,9 +598,9 @@ static void test_geometry_invariance_softmax(fa_tests *t)
     static const int geometries[][2] = {{1, 1}, {1, 7}, {32, 4}, {256, 4}, {1024, 1}, {8, 16}};
     const int64_t n = 3001, rows = ONLINE_ROW_PATTERN_COUNT;
     float *x = fa_new_floats(rows * n);
-    float *p[COUNT_OF(geometries)];
-    double *bound[COUNT_OF(geometries)], *ref = fa_new_doubles(n);
-    for (int g = 0; g < COUNT_OF(geometries); ++g) {
+    float *p[FA_COUNT_OF(geometries)];
+    double *bound[FA_COUNT_OF(geometries)], *ref = fa_new_doubles(n);
+    for (int g = 0; g < FA_COUNT_OF(geometries); ++g) {
         p[g] = fa_new_floats(n);
         bound[g] = fa_new_doubles(n);
     }
@@ -610,14 +608,14 @@ static void test_geometry_invariance_softmax(fa_tests *t)
     fa_rng_seed(&rng, SEED, 6);
     fill_pattern_rows(x, rows, n, 1024, 3.0, &rng);
     for (int64_t r = 0; r < rows; ++r) {
-        for (int g = 0; g < COUNT_OF(geometries); ++g)
+        for (int g = 0; g < FA_COUNT_OF(geometries); ++g)
             FA_EXPECT(t,
                       softmax_geometry_covered(t, x + r * n, n, geometries[g][0],
                                                geometries[g][1], p[g], ref, bound[g], NULL),
                       "%s row, %d threads x %d: not covered",
                       online_row_pattern_name((online_row_pattern)r), geometries[g][0],
                       geometries[g][1]);
-        for (int g = 1; g < COUNT_OF(geometries); ++g) {
+        for (int g = 1; g < FA_COUNT_OF(geometries); ++g) {
             int64_t where = -1;
             FA_EXPECT(t, within_both(p[0], bound[0], p[g], bound[g], n, &where),
                       "%s row: geometries 1x1 and %dx%d differ beyond their bounds at %lld",
@@ -625,7 +623,7 @@ static void test_geometry_invariance_softmax(fa_tests *t)
                       geometries[g][1], (long long)where);
         }
     }
-    for (int g = 0; g < COUNT_OF(geometries); ++g) {
+    for (int g = 0; g < FA_COUNT_OF(geometries); ++g) {
         free(p[g]);
         free(bound[g]);
     }
@@ -641,8 +639,8 @@ static void test_chunk_invariance_attention(fa_tests *t)
     attn_problem_host h =
         attn_problem_new(1, 2, 1, 12, 150, 48, FA_MASK_CAUSAL_BOTTOM_RIGHT, 1, 3.0, &rng);
     const int64_t count = h.args.batch * h.args.heads_q * h.args.nq * h.args.head_dim;
-    float *o[COUNT_OF(chunks)];
-    for (int k = 0; k < COUNT_OF(chunks); ++k) {
+    float *o[FA_COUNT_OF(chunks)];
+    for (int k = 0; k < FA_COUNT_OF(chunks); ++k) {
         o[k] = fa_new_floats(count);
         h.args.chunk = chunks[k];
         online_model_attn_rows(&h.args);
@@ -655,7 +653,7 @@ static void test_chunk_invariance_attention(fa_tests *t)
     /* Every chunk's output is within its own bound of the one exact o, so
      * two of them differ by at most the sum of the bounds. */
     const fa_attn_problem problem = online_attn_problem(&h.args);
-    for (int k = 1; k < COUNT_OF(chunks); ++k) {
+    for (int k = 1; k < FA_COUNT_OF(chunks); ++k) {
         const fa_attn_method m0 = online_attn_method(chunks[0]);
         const fa_attn_method mk = online_attn_method(chunks[k]);
         fa_attn_reference r0, rk;
@@ -671,7 +669,7 @@ static void test_chunk_invariance_attention(fa_tests *t)
         fa_attn_reference_free(&r0);
         fa_attn_reference_free(&rk);
     }
-    for (int k = 0; k < COUNT_OF(chunks); ++k)
+    for (int k = 0; k < FA_COUNT_OF(chunks); ++k)
         free(o[k]);
     attn_problem_free(&h);
 }
@@ -1126,7 +1124,7 @@ static const char *const TRACE_VALIDATOR_NAMES[] = {
 /** Expects @p k from the four trace validators, and from the launchers when it is refused. */
 static void expect_trace_case(fa_tests *t, const trace_bad_case *k)
 {
-    for (int f = 0; f < COUNT_OF(TRACE_VALIDATORS); ++f) {
+    for (int f = 0; f < FA_COUNT_OF(TRACE_VALIDATORS); ++f) {
         fa_clear_error();
         FA_EXPECT_STATUS(t, TRACE_VALIDATORS[f](k->x, k->v, k->trace, k->rows, k->n, k->chunk),
                          k->expected, k->needle, "%s, %s", TRACE_VALIDATOR_NAMES[f], k->what);
@@ -1183,7 +1181,7 @@ static void test_trace_bad_input(fa_tests *t)
          fake_array(UINT64_C(1) << 42), fake_array(0), FA_MAX_GRID_X * ONLINE_TRACE_THREADS + 1,
          1, 1, FA_ERR_OVERFLOW, "one thread per row"},
     };
-    for (int c = 0; c < COUNT_OF(cases); ++c)
+    for (int c = 0; c < FA_COUNT_OF(cases); ++c)
         expect_trace_case(t, &cases[c]);
 
     /* The values of the output trace are checked like x. */
@@ -1232,7 +1230,7 @@ static void test_softmax_bad_input(fa_tests *t)
         {"rows * n one float beyond", fake_array(0), fake_array(2 * half), NULL, 1, MAX_FLOATS + 1,
          FA_ERR_OVERFLOW, "rows * n"},
     };
-    for (int c = 0; c < COUNT_OF(cases); ++c) {
+    for (int c = 0; c < FA_COUNT_OF(cases); ++c) {
         const softmax_bad_case *k = &cases[c];
         fa_clear_error();
         FA_EXPECT_STATUS(t, softmax_rows_online_validate(k->x, k->p, k->lse, k->rows, k->n),
@@ -1451,7 +1449,7 @@ static void test_driver_flags(fa_tests *t)
         {"stage04", "--bench", "--n", "7"},                /* the benchmark takes no problem */
         {"stage04", "--impl", "both", "--no-such-flag"},
     };
-    for (int c = 0; c < COUNT_OF(bad); ++c)
+    for (int c = 0; c < FA_COUNT_OF(bad); ++c)
         FA_EXPECT_USAGE_ERROR(t, 4, bad[c]);
 
     fa_stage_request request;
@@ -1578,7 +1576,7 @@ static void test_traces_match_model(fa_tests *t)
     float *x = fa_new_floats(rows * n);
     fa_rng rng;
     fa_rng_seed(&rng, SEED, 20);
-    for (int k = 0; k < COUNT_OF(chunks); ++k) {
+    for (int k = 0; k < FA_COUNT_OF(chunks); ++k) {
         fill_pattern_rows(x, rows, n, chunks[k], 3.0, &rng);
         const int64_t T = online_chunk_count(n, chunks[k]);
         float *gpu_max = fa_new_floats(rows * T), *gpu_alpha = fa_new_floats(rows * T);
@@ -1646,7 +1644,7 @@ static void test_outputs_written_exactly(fa_tests *t)
     fill_normal(v, rows * n, 1.0, &rng);
     static const online_trace_op ops[] = {ONLINE_TRACE_MAX, ONLINE_TRACE_CORRECTION,
                                           ONLINE_TRACE_SUM, ONLINE_TRACE_OUTPUT};
-    for (int o = 0; o < COUNT_OF(ops); ++o) {
+    for (int o = 0; o < FA_COUNT_OF(ops); ++o) {
         int64_t overwritten = 0;
         if (ran(t, "trace",
                 online_run_trace(FA_IMPL_REFERENCE, ops[o], x, v, rows, n, chunk, out,
@@ -1830,7 +1828,7 @@ static void test_gpu_properties(fa_tests *t)
     float *first = fa_new_floats(count);
     double *first_bound = fa_new_doubles(count);
     const fa_attn_problem problem = online_attn_problem(&h.args);
-    for (int k = 0; k < COUNT_OF(chunks); ++k) {
+    for (int k = 0; k < FA_COUNT_OF(chunks); ++k) {
         h.args.chunk = chunks[k];
         if (!ran(t, "attention", online_run_attention(FA_IMPL_REFERENCE, &h.args, &overwritten),
                  overwritten))
@@ -1953,10 +1951,10 @@ int main(int argc, char **argv)
         test_outputs_written_exactly, test_nan_propagation, test_gpu_properties,
         test_checker_catches_errors,
     };
-    const fa_test_suite suite = {"test_stage04", cpu, COUNT_OF(cpu), gpu, COUNT_OF(gpu),
+    const fa_test_suite suite = {"test_stage04", cpu, FA_COUNT_OF(cpu), gpu, FA_COUNT_OF(gpu),
                                  fa_gpu_gate};
 #else
-    const fa_test_suite suite = {"test_stage04", cpu, COUNT_OF(cpu), NULL, 0, NULL};
+    const fa_test_suite suite = {"test_stage04", cpu, FA_COUNT_OF(cpu), NULL, 0, NULL};
 #endif
     return fa_test_main(argc, argv, &suite);
 }

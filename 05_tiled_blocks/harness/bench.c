@@ -13,8 +13,6 @@
 #include "model.h"
 #include "runners.h"
 
-#define COUNT_OF(array) ((int)(sizeof(array) / sizeof((array)[0])))
-
 enum { MIB = 1 << 20 };
 
 /** The copy ceiling is measured at this size (far beyond L2). */

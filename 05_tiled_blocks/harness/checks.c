@@ -23,13 +23,12 @@
 #include "fa_attention_ref.h"
 #include "fa_check.h"
 #include "fa_device.h"
+#include "fa_index.h"
 #include "fa_rng.h"
 #include "fa_timing.h"
 #include "fixtures.h"
 #include "model.h"
 #include "runners.h"
-
-#define COUNT_OF(array) ((int)(sizeof(array) / sizeof((array)[0])))
 
 enum { FIRST_MILESTONE = 17, VERSIONS = 2 };
 
@@ -79,8 +78,8 @@ static int random_case_count(const fa_run_options *options, int version)
 {
     if (options->problem.given != 0)
         return 1;
-    const int small = version == 1 ? COUNT_OF(V1_CASES) : COUNT_OF(V2_CASES);
-    const int large = version == 1 ? COUNT_OF(V1_LARGE_CASES) : COUNT_OF(V2_LARGE_CASES);
+    const int small = version == 1 ? FA_COUNT_OF(V1_CASES) : FA_COUNT_OF(V2_CASES);
+    const int large = version == 1 ? FA_COUNT_OF(V1_LARGE_CASES) : FA_COUNT_OF(V2_LARGE_CASES);
     return small + (options->quick ? 0 : large);
 }
 
@@ -96,7 +95,7 @@ static case_spec random_case_spec(const fa_run_options *options, int version, in
     }
     const case_spec *small = version == 1 ? V1_CASES : V2_CASES;
     const case_spec *large = version == 1 ? V1_LARGE_CASES : V2_LARGE_CASES;
-    const int small_count = version == 1 ? COUNT_OF(V1_CASES) : COUNT_OF(V2_CASES);
+    const int small_count = version == 1 ? FA_COUNT_OF(V1_CASES) : FA_COUNT_OF(V2_CASES);
     return index < small_count ? small[index] : large[index - small_count];
 }
 
@@ -432,7 +431,7 @@ static bool check_version(int milestone, int version, fa_impl impl, const fa_run
         tile_case c = {0};
         const bool ok = fa_result_status(result, name,
                                          tile_random_case(&c, version, s.dtype, s.heads, s.nq, s.nk,
-                                                          s.d, SPREADS[i % COUNT_OF(SPREADS)],
+                                                          s.d, SPREADS[i % FA_COUNT_OF(SPREADS)],
                                                           (tile_max_pattern)(i % TILE_MAX_PATTERNS),
                                                           &rng)) &&
                         run_case(result, name, milestone, impl, version, &c.problem, false);
@@ -635,4 +634,4 @@ static const fa_milestone_check checks[] = {
     {21, probe_21, check_21, time_21, false}, {22, probe_22, check_22, time_22, false},
 };
 
-const fa_stage_desc stage05 = {5, checks, COUNT_OF(checks), stage05_bench};
+const fa_stage_desc stage05 = {5, checks, FA_COUNT_OF(checks), stage05_bench};

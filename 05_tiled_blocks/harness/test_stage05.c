@@ -25,6 +25,7 @@
 #include "fa_bound.h"
 #include "fa_check.h"
 #include "fa_cli.h"
+#include "fa_index.h"
 #include "fa_rng.h"
 #include "fa_stage.h"
 #include "fa_status.h"
@@ -38,8 +39,6 @@
 #include "fa_device.h"
 #include "runners.h"
 #endif
-
-#define COUNT_OF(array) ((int)(sizeof(array) / sizeof((array)[0])))
 
 static const uint64_t SEED = 20240605;
 
@@ -154,7 +153,7 @@ static void test_fixtures(fa_tests *t)
                 {"weights", j.weights, x.weights, n.keys}, {"alpha", j.alpha, x.alpha, n.tiles},
                 {"sum", j.sum, x.sum, n.tiles},
             };
-            for (int s = 0; s < COUNT_OF(stages); ++s) {
+            for (int s = 0; s < FA_COUNT_OF(stages); ++s) {
                 const int64_t at = first_value_difference(stages[s].judge, stages[s].hand,
                                                           stages[s].count);
                 FA_EXPECT(t, at < 0, "v%d fixture '%s' %s [%lld]: judge %.17g, hand %.9g", version,
@@ -238,7 +237,7 @@ static bool covers(fa_tests *t, const char *label, const float *got, const doubl
  */
 static void test_model_vs_reference(fa_tests *t)
 {
-    for (int m = 0; m < COUNT_OF(MODEL_CASES); ++m) {
+    for (int m = 0; m < FA_COUNT_OF(MODEL_CASES); ++m) {
         fa_rng rng;
         fa_rng_seed(&rng, SEED, (uint64_t)m);
         tile_case c;
@@ -613,7 +612,7 @@ static void test_driver_flags(fa_tests *t)
         {"stage05", "--nq", "5", "--case", "v1 fixture 'ragged'"}, /* a case or a problem */
         {"stage05", "--bench", "--nq", "64"},
     };
-    for (int c = 0; c < COUNT_OF(bad); ++c)
+    for (int c = 0; c < FA_COUNT_OF(bad); ++c)
         FA_EXPECT_USAGE_ERROR(t, 5, bad[c]);
     fa_stage_request request;
     static const char *const help[] = {"stage05", "--help", NULL};
@@ -673,7 +672,7 @@ static void test_reference_matches_model(fa_tests *t)
         fa_dtype dtype;
     } shapes[] = {{1, 1, 1, 1, FA_F16},  {2, 65, 33, 37, FA_F32}, {1, 113, 203, 64, FA_BF16},
                   {1, 70, 97, 256, FA_F32}, {2, 64, 64, 128, FA_F16}};
-    for (int s = 0; s < COUNT_OF(shapes); ++s) {
+    for (int s = 0; s < FA_COUNT_OF(shapes); ++s) {
         fa_rng rng;
         fa_rng_seed(&rng, SEED, 200 + (uint64_t)s);
         tile_case c;
@@ -728,7 +727,7 @@ static void test_case_selection(fa_tests *t)
     static const char *const names[] = {"v1 fixture 'ragged'", "v2 fixture 'rise-in-tile-2'",
                                         "v2 random 4 nq=113 nk=203 d=64 bf16",
                                         "v1 random 5 nq=127 nk=513 d=256 fp32"};
-    for (int i = 0; i < COUNT_OF(names); ++i) {
+    for (int i = 0; i < FA_COUNT_OF(names); ++i) {
         fa_run_options options = {.seed = SEED, .case_name = names[i]};
         fa_result result = {0};
         m21->check(FA_IMPL_REFERENCE, &options, &result);
@@ -794,7 +793,7 @@ static void test_canaries(fa_tests *t)
                                      out.sum,    out.o,     out.lse};
             const int64_t lengths[] = {sizes.scores, sizes.max, sizes.weights, sizes.correction,
                                        sizes.sum, sizes.o, sizes.lse};
-            for (int a = 0; a < COUNT_OF(arrays) && status == FA_OK; ++a)
+            for (int a = 0; a < FA_COUNT_OF(arrays) && status == FA_OK; ++a)
                 for (int64_t i = 0; i < lengths[a]; ++i)
                     unwritten += fa_is_poison(arrays[a][i]);
             FA_EXPECT(t, status == FA_OK && overwritten == 0 && unwritten == 0,
@@ -867,10 +866,10 @@ int main(int argc, char **argv)
         test_reference_checks, test_reference_matches_model, test_case_selection,
         test_canaries,         test_nan_row,
     };
-    const fa_test_suite suite = {"test_stage05", cpu, COUNT_OF(cpu), gpu, COUNT_OF(gpu),
+    const fa_test_suite suite = {"test_stage05", cpu, FA_COUNT_OF(cpu), gpu, FA_COUNT_OF(gpu),
                                  fa_gpu_gate};
 #else
-    const fa_test_suite suite = {"test_stage05", cpu, COUNT_OF(cpu), NULL, 0, NULL};
+    const fa_test_suite suite = {"test_stage05", cpu, FA_COUNT_OF(cpu), NULL, 0, NULL};
 #endif
     return fa_test_main(argc, argv, &suite);
 }

@@ -11,10 +11,9 @@
 
 #include "checks.h"
 #include "fa_device.h"
+#include "fa_index.h"
 #include "fa_timing.h"
 #include "runners.h"
-
-#define COUNT_OF(array) ((int)(sizeof(array) / sizeof((array)[0])))
 
 enum { MIB = 1 << 20 };
 
@@ -81,20 +80,20 @@ static fa_status bench_grid(const fa_run_options *options)
     printf("TFLOP/s = 4 B H N^2 D flop / median time (S = Q K^T and O = P V; the exp and the "
            "rescales are not counted). o in the input dtype, lse written, [B,N,H,D] tensors.\n\n");
     printf("| D | H | N | B |");
-    for (int c = 0; c < COUNT_OF(COLUMNS); ++c)
+    for (int c = 0; c < FA_COUNT_OF(COLUMNS); ++c)
         printf(" v%d %s TFLOP/s (ms) |", COLUMNS[c].version, fa_dtype_name(COLUMNS[c].dtype));
     printf("\n|---|---|---|---|");
-    for (int c = 0; c < COUNT_OF(COLUMNS); ++c)
+    for (int c = 0; c < FA_COUNT_OF(COLUMNS); ++c)
         printf("---|");
     printf("\n");
-    for (int d = 0; d < COUNT_OF(GRID_D); ++d)
-        for (int i = 0; i < COUNT_OF(GRID_N); ++i) {
+    for (int d = 0; d < FA_COUNT_OF(GRID_D); ++d)
+        for (int i = 0; i < FA_COUNT_OF(GRID_N); ++i) {
             const int64_t n = GRID_N[i], head_dim = GRID_D[d], heads = WIDTH / head_dim;
             if (options->quick && n > QUICK_MAX_N)
                 continue;
             printf("| %lld | %lld | %lld | %lld |", (long long)head_dim, (long long)heads,
                    (long long)n, (long long)(TOKENS / n));
-            for (int c = 0; c < COUNT_OF(COLUMNS); ++c) {
+            for (int c = 0; c < FA_COUNT_OF(COLUMNS); ++c) {
                 if (COLUMNS[c].version == 1 && n > V1_MAX_N) {
                     printf(" not timed (v1 stops at N = %d) |", V1_MAX_N);
                     continue;

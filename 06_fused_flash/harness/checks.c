@@ -17,13 +17,12 @@
 #include <string.h>
 
 #include "battery.h"
+#include "fa_index.h"
 #include "fa_rng.h"
 #include "fa_timing.h"
 #include "fixtures.h"
 #include "judge.h"
 #include "runners.h"
-
-#define COUNT_OF(array) ((int)(sizeof(array) / sizeof((array)[0])))
 
 enum { M23 = 23, VERSIONS = 2 };
 
@@ -339,4 +338,4 @@ static const fa_milestone_check checks[] = {
     {24, probe_24, check_24, NULL, true},
 };
 
-const fa_stage_desc stage06 = {6, checks, COUNT_OF(checks), stage06_bench};
+const fa_stage_desc stage06 = {6, checks, FA_COUNT_OF(checks), stage06_bench};

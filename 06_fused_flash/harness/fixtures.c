@@ -11,10 +11,9 @@
 #include <string.h>
 
 #include "fa_check.h"
+#include "fa_index.h"
 #include "fa_reference.h"
 #include "flash.h"
-
-#define COUNT_OF(array) ((int)(sizeof(array) / sizeof((array)[0])))
 
 fa_attention_params flash_params(int64_t batch, int64_t heads_q, int64_t heads_kv, int64_t nq,
                                  int64_t nk, int64_t head_dim, fa_dtype dtype)
@@ -108,7 +107,7 @@ static float explicit_scale(int64_t head_dim)
 static int dims_of(int version, const int64_t **dims)
 {
     *dims = version == 1 ? V1_DIMS : V2_DIMS;
-    return version == 1 ? COUNT_OF(V1_DIMS) : COUNT_OF(V2_DIMS);
+    return version == 1 ? FA_COUNT_OF(V1_DIMS) : FA_COUNT_OF(V2_DIMS);
 }
 
 /** True when pair @p pair (shape-major: shape * dims + dim) is run with @p quick. */
@@ -124,7 +123,7 @@ int flash_grid_count(int version, bool quick)
     const int64_t *dims;
     const int d = dims_of(version, &dims);
     int count = 0;
-    for (int pair = 0; pair < COUNT_OF(GRID_SHAPES) * d; ++pair)
+    for (int pair = 0; pair < FA_COUNT_OF(GRID_SHAPES) * d; ++pair)
         count += pair_runs(pair, d, quick);
     return count;
 }
@@ -134,13 +133,13 @@ flash_spec flash_grid_spec(int version, bool quick, int index)
     const int64_t *dims;
     const int d = dims_of(version, &dims);
     int pair = 0;
-    for (int seen = -1; pair < COUNT_OF(GRID_SHAPES) * d; ++pair)
+    for (int seen = -1; pair < FA_COUNT_OF(GRID_SHAPES) * d; ++pair)
         if (pair_runs(pair, d, quick) && ++seen == index)
             break;
     const int s = pair / d, k = pair % d;
     static const fa_dtype V1_DTYPES[] = {FA_F32, FA_BF16, FA_F16};
     static const fa_dtype V2_DTYPES[] = {FA_BF16, FA_F16};
-    const int heads = (2 * s + k) % COUNT_OF(GRID_HEADS);
+    const int heads = (2 * s + k) % FA_COUNT_OF(GRID_HEADS);
     flash_spec spec = {
         .batch = GRID_HEADS[heads].batch,
         .heads_q = GRID_HEADS[heads].heads_q,
@@ -155,7 +154,7 @@ flash_spec flash_grid_spec(int version, bool quick, int index)
         .lse = (s + 3 * k) % 5 != 4,
         .scale = (s + k) % 7 == 3 ? explicit_scale(dims[k]) : 0.0f,
         .scores = (flash_scores)((s / 2 + k) % FLASH_SCORE_KINDS),
-        .spread = SPREADS[(s + 2 * k) % COUNT_OF(SPREADS)],
+        .spread = SPREADS[(s + 2 * k) % FA_COUNT_OF(SPREADS)],
     };
     return spec;
 }
@@ -437,7 +436,7 @@ static fa_status no_keys(fa_dtype dtype, flash_fixture *x)
 }
 
 static const char *const FIXTURE_NAMES[] = {"2-tile", "no-keys"};
-const int flash_fixture_count = COUNT_OF(FIXTURE_NAMES);
+const int flash_fixture_count = FA_COUNT_OF(FIXTURE_NAMES);
 
 const char *flash_fixture_name(int index)
 {

@@ -28,6 +28,7 @@
 #include "fa_attention_ref.h"
 #include "fa_check.h"
 #include "fa_cli.h"
+#include "fa_index.h"
 #include "fa_rng.h"
 #include "fa_stage.h"
 #include "fa_status.h"
@@ -41,8 +42,6 @@
 #include "fa_device.h"
 #include "runners.h"
 #endif
-
-#define COUNT_OF(array) ((int)(sizeof(array) / sizeof((array)[0])))
 
 static const uint64_t SEED = 20240606;
 
@@ -76,7 +75,7 @@ static void test_battery(fa_tests *t)
     } validators[] = {{"ref_attention_validate", ref_attention_validate},
                       {"fa_attention_supported", fa_attention_supported}};
     for (int c = 0; c < count; ++c) {
-        for (int v = 0; v < COUNT_OF(validators); ++v) {
+        for (int v = 0; v < FA_COUNT_OF(validators); ++v) {
             fa_status status;
             char why[FA_RESULT_DETAIL];
             const bool ok =
@@ -139,7 +138,7 @@ static void test_overflow_boundaries(fa_tests *t)
         {"lse of 2^15 x 2^15 x (2^31 - 1) floats (the largest nq)",
          "lse of 2^15 x 2^15 x 2^31 floats", 2},
     };
-    for (int i = 0; i < COUNT_OF(pairs); ++i) {
+    for (int i = 0; i < FA_COUNT_OF(pairs); ++i) {
         const flash_battery_case *a = battery_case(cases, count, pairs[i].accepted);
         const flash_battery_case *r = battery_case(cases, count, pairs[i].refused);
         if (!FA_EXPECT(t, a != NULL && r != NULL, "boundary pair %d is in the battery", i))
@@ -216,7 +215,7 @@ static void test_battery_catches(fa_tests *t)
         {"does not name the field", "validate 'params NULL'", silent_refusals},
         {"ignores q's and o's strides", "validate 'q_strides.row -1'", no_stride_checks},
     };
-    for (int w = 0; w < COUNT_OF(wrong); ++w) {
+    for (int w = 0; w < FA_COUNT_OF(wrong); ++w) {
         result = (fa_result){0};
         flash_battery_check(wrong[w].validate, &options, &result);
         FA_EXPECT(t, result.outcome == FA_OUTCOME_FAILED &&
@@ -283,7 +282,7 @@ static void test_methods(fa_tests *t)
         {FA_BF16, 64, false, FA_VARIANT_CUDA_CORES, false, TILE1_BC},
         {FA_F16, 59, true, FA_VARIANT_AUTO, false, TILE1_BC},
     };
-    for (int c = 0; c < COUNT_OF(cases); ++c) {
+    for (int c = 0; c < FA_COUNT_OF(cases); ++c) {
         fa_attention_params p = fake_call(cases[c].dtype, cases[c].head_dim);
         p.o_fp32 = cases[c].o_fp32;
         p.variant = cases[c].variant;
@@ -418,7 +417,7 @@ static void test_fixtures(fa_tests *t)
     static const fa_dtype dtypes[] = {FA_F32, FA_BF16, FA_F16};
     for (int f = 0; f < flash_fixture_count; ++f)
         for (int version = 1; version <= 2; ++version)
-            for (int d = 0; d < COUNT_OF(dtypes); ++d) {
+            for (int d = 0; d < FA_COUNT_OF(dtypes); ++d) {
                 if (version == 2 && dtypes[d] == FA_F32)
                     continue;
                 const char *name = flash_fixture_name(f);
@@ -566,7 +565,7 @@ static void test_judge(fa_tests *t)
         {1, {1, 2, 1, 65, 70, 59, FA_BF16, FLASH_BHND, true, true, true, 0.0f,
              FLASH_SCORES_RISING, 8.0}},
     };
-    for (int c = 0; c < COUNT_OF(cases); ++c) {
+    for (int c = 0; c < FA_COUNT_OF(cases); ++c) {
         const flash_spec *s = &cases[c].spec;
         const int version = cases[c].version;
         fa_rng rng;
@@ -689,7 +688,7 @@ static void test_driver_flags(fa_tests *t)
         {"stage06", "--bench", "--nq", "64"},
         {"stage06", "--tour", "--d", "64"},
     };
-    for (int c = 0; c < COUNT_OF(bad); ++c)
+    for (int c = 0; c < FA_COUNT_OF(bad); ++c)
         FA_EXPECT_USAGE_ERROR(t, 6, bad[c]);
     fa_stage_request request;
     static const char *const help[] = {"stage06", "--help", NULL};
@@ -981,7 +980,7 @@ static void test_large_offsets(fa_tests *t)
             fa_attn_method m;
             fa_result result = {0};
             FA_EXPECT(t, flash_method(&call, version, &m) == FA_OK &&
-                             flash_result_judge(&result, "large", &call, &m, rows, COUNT_OF(rows)),
+                             flash_result_judge(&result, "large", &call, &m, rows, FA_COUNT_OF(rows)),
                       "v%d: sampled rows around 2^31 elements: %s %s", version, result.detail,
                       fa_last_error());
         }
@@ -1040,7 +1039,7 @@ static void test_case_selection(fa_tests *t)
         {1, FA_PROBLEM_HEADS | FA_PROBLEM_HEADS_KV, 3, 2, 0, FA_F32, FA_OUTCOME_ERROR, 1,
          "heads_q = 3 is not a multiple of heads_kv = 2"},
     };
-    for (int f = 0; f < COUNT_OF(flags); ++f) {
+    for (int f = 0; f < FA_COUNT_OF(flags); ++f) {
         options = (fa_run_options){.seed = SEED, .version = flags[f].version};
         options.problem.given = flags[f].given;
         options.problem.heads = flags[f].heads;
@@ -1071,10 +1070,10 @@ int main(int argc, char **argv)
         test_reference_checks, test_method_ablation, test_canaries,
         test_nan_propagation,  test_large_offsets,   test_case_selection,
     };
-    const fa_test_suite suite = {"test_stage06", cpu, COUNT_OF(cpu), gpu, COUNT_OF(gpu),
+    const fa_test_suite suite = {"test_stage06", cpu, FA_COUNT_OF(cpu), gpu, FA_COUNT_OF(gpu),
                                  fa_gpu_gate};
 #else
-    const fa_test_suite suite = {"test_stage06", cpu, COUNT_OF(cpu), NULL, 0, NULL};
+    const fa_test_suite suite = {"test_stage06", cpu, FA_COUNT_OF(cpu), NULL, 0, NULL};
 #endif
     return fa_test_main(argc, argv, &suite);
 }
