@@ -42,11 +42,18 @@ double fa_view_at(const fa_tensor_view *t, int64_t b, int64_t h, int64_t n, int6
     return (double)fa_load(t->data, t->dtype, view_offset(t, b, h, n) + d);
 }
 
+fa_key_window fa_attn_band(const fa_attn_problem *p)
+{
+    return p->mask == FA_MASK_WINDOW ? fa_sliding_window(p->window_left, p->window_right, p->nq, p->nk)
+                                     : fa_mask_window(p->mask, p->nq, p->nk);
+}
+
 bool fa_attn_allows(const fa_attn_problem *p, int64_t b, int64_t i, int64_t j)
 {
     if (p->key_length && j >= p->key_length[b])
         return false;
-    return fa_mask_allows(p->mask, i, j, p->nq, p->nk);
+    const fa_key_range range = fa_window_key_range(fa_attn_band(p), i, p->nk);
+    return j >= range.begin && j < range.end;
 }
 
 static bool valid_dtype(fa_dtype d) { return d == FA_F32 || d == FA_BF16 || d == FA_F16; }
@@ -109,17 +116,29 @@ fa_status fa_attn_require_sizes(const char *op, const fa_attn_problem *p, int64_
                            (int64_t)sizeof(double), &count);
 }
 
-/** The most key positions a row of @p p can see: the last row sees the longest prefix. */
-static int64_t longest_row(const fa_attn_problem *p)
+/**
+ * The most keys one row of @p p spans, first to last allowed (key_length
+ * cuts a prefix mask only). A row's range [lo(i), hi(i)) has both ends
+ * nondecreasing and piecewise linear in i, each end bending only where it is
+ * clipped at key 0 or key nk: its length rises, stays, then falls, so the
+ * longest row is the first, the last, or one at a bend.
+ */
+int64_t fa_attn_longest_row(const fa_attn_problem *p)
 {
     if (p->nq == 0)
         return 0;
-    const fa_key_range range = fa_mask_key_range(p->mask, p->nq - 1, p->nq, p->nk);
+    const fa_key_window w = fa_attn_band(p);
+    const int64_t bends[] = {0, p->nq - 1, w.left - w.offset, p->nk + w.left - w.offset,
+                             -w.offset - w.right - 1, p->nk - w.offset - w.right - 1};
     int64_t longest = 0;
-    for (int64_t b = 0; b < p->batch; b++) {
+    for (int64_t b = 0; b < (p->key_length ? p->batch : 1); b++) {
         const int64_t limit = p->key_length ? p->key_length[b] : p->nk;
-        const int64_t end = range.end < limit ? range.end : limit;
-        longest = end > longest ? end : longest;
+        for (int c = 0; c < FA_COUNT_OF(bends); c++) {
+            const int64_t i = bends[c] < 0 ? 0 : (bends[c] >= p->nq ? p->nq - 1 : bends[c]);
+            const fa_key_range range = fa_window_key_range(w, i, p->nk);
+            const int64_t end = range.end < limit ? range.end : limit;
+            longest = end - range.begin > longest ? end - range.begin : longest;
+        }
     }
     return longest;
 }
@@ -139,8 +158,13 @@ static fa_status validate(const fa_attn_problem *p, const fa_attn_method *m)
     if (!isfinite(p->scale))
         return fa_fail(FA_ERR_INVALID_ARGUMENT, "attention reference: scale = %g, expected a finite number",
                        p->scale);
-    if (p->mask != FA_MASK_NONE && p->mask != FA_MASK_CAUSAL_TOP_LEFT && p->mask != FA_MASK_CAUSAL_BOTTOM_RIGHT)
+    if (p->mask != FA_MASK_NONE && p->mask != FA_MASK_CAUSAL_TOP_LEFT && p->mask != FA_MASK_CAUSAL_BOTTOM_RIGHT &&
+        p->mask != FA_MASK_WINDOW)
         return fa_fail(FA_ERR_INVALID_ARGUMENT, "attention reference: mask = %d is not an fa_mask", (int)p->mask);
+    if (p->mask == FA_MASK_WINDOW && (p->window_left < -1 || p->window_right < -1))
+        return fa_fail(FA_ERR_INVALID_ARGUMENT,
+                       "attention reference: window (%lld, %lld), expected each side >= 0 or -1 (unbounded)",
+                       (long long)p->window_left, (long long)p->window_right);
     int64_t rows, elements;
     FA_TRY(fa_attn_require_sizes("attention reference", p, &rows, &elements));
     const bool rows_used = p->batch > 0 && p->heads_q > 0 && p->nq > 0 && p->head_dim > 0;
@@ -158,9 +182,10 @@ static fa_status validate(const fa_attn_problem *p, const fa_attn_method *m)
              * length as FlashAttention's varlen kernels align it; the two
              * differ only for a partial length, which is refused rather than
              * given a reference no kernel of the course computes. */
-            if (p->mask == FA_MASK_CAUSAL_BOTTOM_RIGHT && length > 0 && length < p->nk)
-                return fa_fail(FA_ERR_UNSUPPORTED, "attention reference: key_length[%lld] = %lld of nk = %lld with the "
-                               "bottom-right causal mask (alignment to each sequence's own length is not modelled)",
+            if ((p->mask == FA_MASK_CAUSAL_BOTTOM_RIGHT || p->mask == FA_MASK_WINDOW) && length > 0 &&
+                length < p->nk)
+                return fa_fail(FA_ERR_UNSUPPORTED, "attention reference: key_length[%lld] = %lld of nk = %lld with a "
+                               "mask aligned bottom-right (alignment to each sequence's own length is not modelled)",
                                (long long)b, (long long)length, (long long)p->nk);
         }
     }
@@ -184,7 +209,7 @@ static fa_status validate(const fa_attn_problem *p, const fa_attn_method *m)
                        "inputs and P (input %s, P %s); tf32 rounding is not modelled",
                        fa_dtype_name(m->input_dtype), fa_dtype_name(m->p_dtype));
     /* Rows too long for a finite bound are refused before anything is allocated. */
-    return rows_used ? fa_bound_row_supported(m, longest_row(p), p->head_dim) : FA_OK;
+    return rows_used ? fa_bound_row_supported(m, fa_attn_longest_row(p), p->head_dim) : FA_OK;
 }
 
 /** Room for the reason a row was refused, kept while the row's coordinate is added. */

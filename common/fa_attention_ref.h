@@ -80,6 +80,8 @@ typedef struct fa_attn_problem {
     fa_tensor_view q;           /**< [B][Hq][Nq][D] through strides */
     fa_tensor_view k;           /**< [B][Hkv][Nk][D]; query head h reads kv head h / (Hq / Hkv) */
     fa_tensor_view v;           /**< [B][Hkv][Nk][D] */
+    int64_t window_left;        /**< FA_MASK_WINDOW's extents (fa_sliding_window()), each >= -1; */
+    int64_t window_right;       /**< ignored by the other masks */
 } fa_attn_problem;
 
 /**
@@ -91,6 +93,12 @@ typedef struct fa_attn_problem {
  */
 FA_MUST_CHECK fa_status fa_attn_require_sizes(const char *op, const fa_attn_problem *p,
                                               int64_t *rows, int64_t *elements);
+
+/** The band of @p p's mask (fa_mask.h): fa_sliding_window() or fa_mask_window(). */
+fa_key_window fa_attn_band(const fa_attn_problem *p);
+
+/** The most keys one row of @p p spans, first allowed to last (mask and key padding). */
+int64_t fa_attn_longest_row(const fa_attn_problem *p);
 
 /** True when key @p j is visible to row @p i of batch @p b (mask and key padding). */
 bool fa_attn_allows(const fa_attn_problem *p, int64_t b, int64_t i, int64_t j);

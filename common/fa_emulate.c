@@ -218,7 +218,7 @@ static bool kernel_allows(const emulator *em, int64_t b, int64_t i, int64_t j)
     int64_t limit = p->key_length ? p->key_length[b] : p->nk;
     if (em->e->mutant == FA_MUTANT_TAIL_ROUNDED_UP)
         limit = (limit + em->block - 1) / em->block * em->block;
-    fa_key_window band = fa_mask_window(p->mask, p->nq, p->nk);
+    fa_key_window band = fa_attn_band(p);
     if (em->e->mutant == FA_MUTANT_CAUSAL_ONE_AHEAD)
         band.offset += 1; /* j <= i + 1: one key too many */
     else if (em->e->mutant == FA_MUTANT_CAUSAL_STRICT)

@@ -26,7 +26,9 @@ extern "C" {
 typedef enum fa_mask {
     FA_MASK_NONE = 0,               /**< every key */
     FA_MASK_CAUSAL_TOP_LEFT = 1,    /**< key j <= row i (PyTorch's is_causal) */
-    FA_MASK_CAUSAL_BOTTOM_RIGHT = 2 /**< key j <= i + nk - nq (FlashAttention's causal) */
+    FA_MASK_CAUSAL_BOTTOM_RIGHT = 2,/**< key j <= i + nk - nq (FlashAttention's causal) */
+    FA_MASK_WINDOW = 3              /**< a sliding window (left, right) about the bottom-right
+                                         diagonal: FlashAttention's window_size (fa_sliding_window()) */
 } fa_mask;
 
 /** The allowed keys of one query row: begin <= j < end; empty when end <= begin. */
@@ -51,7 +53,11 @@ typedef struct fa_key_window {
     int64_t right;  /**< keys allowed after the diagonal; negative: all of them */
 } fa_key_window;
 
-/** The band of @p mask for nq query rows and nk keys (fa_key_window). */
+/**
+ * The band of @p mask for nq query rows and nk keys (fa_key_window), for the
+ * masks that have no extents of their own: none and the causal ones. A
+ * sliding window's band is fa_sliding_window().
+ */
 static inline FA_HOST_DEVICE fa_key_window fa_mask_window(fa_mask mask, int64_t nq, int64_t nk)
 {
     fa_key_window w = {0, -1, -1};
@@ -59,6 +65,18 @@ static inline FA_HOST_DEVICE fa_key_window fa_mask_window(fa_mask mask, int64_t 
         w.right = 0;
     if (mask == FA_MASK_CAUSAL_BOTTOM_RIGHT)
         w.offset = nk - nq;
+    return w;
+}
+
+/**
+ * FlashAttention's window_size (@p left, @p right) for nq query rows and nk
+ * keys: row i sees i + nk - nq - left <= j <= i + nk - nq + right, a side of
+ * -1 unbounded; (-1, 0) is the bottom-right causal mask.
+ */
+static inline FA_HOST_DEVICE fa_key_window fa_sliding_window(int64_t left, int64_t right, int64_t nq,
+                                                             int64_t nk)
+{
+    const fa_key_window w = {nk - nq, left, right};
     return w;
 }
 
@@ -81,8 +99,8 @@ static inline FA_HOST_DEVICE fa_key_range fa_window_key_range(fa_key_window w, i
 }
 
 /**
- * The keys query row @p i (0 <= i < nq) may see under @p mask, clipped to
- * [0, nk). Causal masks allow a prefix: top-left aligns row 0 with key 0
+ * The keys query row @p i (0 <= i < nq) may see under @p mask (one without
+ * extents: fa_mask_window()), clipped to [0, nk). Causal masks allow a prefix: top-left aligns row 0 with key 0
  * (j <= i), bottom-right aligns the last row with the last key
  * (j <= i + nk - nq), so with nq > nk its first nq - nk rows see no key at
  * all. A row with an empty range has no allowed key: its output is 0 and its

@@ -1888,6 +1888,129 @@ static void test_flushed_weight_term_carries_weight(fa_tests *t)
     fa_attn_reference_free(&without);
 }
 
+/* The masks drawn, row by row ('x': allowed), for the hand fixtures below. */
+typedef struct mask_fixture {
+    const char *name;
+    int64_t nq, nk;
+    fa_mask mask;
+    int64_t left, right;   /* FA_MASK_WINDOW's extents */
+    const char *rows[6];
+} mask_fixture;
+
+static const mask_fixture MASK_FIXTURES[] = {
+    /* 4 x 6: bottom-right diagonal j = i + 2. */
+    {"4x6 none", 4, 6, FA_MASK_NONE, 0, 0, {"xxxxxx", "xxxxxx", "xxxxxx", "xxxxxx"}},
+    {"4x6 causal top-left", 4, 6, FA_MASK_CAUSAL_TOP_LEFT, 0, 0, {"x.....", "xx....", "xxx...", "xxxx.."}},
+    {"4x6 causal bottom-right", 4, 6, FA_MASK_CAUSAL_BOTTOM_RIGHT, 0, 0,
+     {"xxx...", "xxxx..", "xxxxx.", "xxxxxx"}},
+    {"4x6 window (1, 0)", 4, 6, FA_MASK_WINDOW, 1, 0, {".xx...", "..xx..", "...xx.", "....xx"}},
+    {"4x6 window (0, 1)", 4, 6, FA_MASK_WINDOW, 0, 1, {"..xx..", "...xx.", "....xx", ".....x"}},
+    {"4x6 window (-1, 0) = causal bottom-right", 4, 6, FA_MASK_WINDOW, -1, 0,
+     {"xxx...", "xxxx..", "xxxxx.", "xxxxxx"}},
+    /* 6 x 4: bottom-right diagonal j = i - 2, so its first rows see nothing. */
+    {"6x4 causal top-left", 6, 4, FA_MASK_CAUSAL_TOP_LEFT, 0, 0,
+     {"x...", "xx..", "xxx.", "xxxx", "xxxx", "xxxx"}},
+    {"6x4 causal bottom-right", 6, 4, FA_MASK_CAUSAL_BOTTOM_RIGHT, 0, 0,
+     {"....", "....", "x...", "xx..", "xxx.", "xxxx"}},
+    {"6x4 window (1, 0)", 6, 4, FA_MASK_WINDOW, 1, 0, {"....", "....", "x...", "xx..", ".xx.", "..xx"}},
+    {"6x4 window (0, 1)", 6, 4, FA_MASK_WINDOW, 0, 1, {"....", "x...", "xx..", ".xx.", "..xx", "...x"}},
+};
+
+/*
+ * Every mask, drawn: the reference's fa_attn_allows() (the band of fa_mask.h)
+ * must allow exactly the drawn keys, and its longest row must be the longest
+ * drawn one. Then the reference itself on each drawing, D = 1, every score 0
+ * but a sentinel key with score 30 and v = 20 wherever a row does not see
+ * it: o must be the mean of the drawn keys' v (v_j = j + 1), lse = ln of
+ * their count, and a row that sees no key o = 0, lse = -inf.
+ */
+static void test_mask_fixtures(fa_tests *t)
+{
+    for (int f = 0; f < FA_COUNT_OF(MASK_FIXTURES); f++) {
+        const mask_fixture *x = &MASK_FIXTURES[f];
+        float q[6], k[6], v[6];
+        fa_attn_problem p = {.batch = 1, .heads_q = 1, .heads_kv = 1, .nq = x->nq, .nk = x->nk, .head_dim = 1,
+                             .scale = 1.0, .mask = x->mask, .q = fa_view_bhnd(q, FA_F32, 1, x->nq, 1),
+                             .k = fa_view_bhnd(k, FA_F32, 1, x->nk, 1), .v = fa_view_bhnd(v, FA_F32, 1, x->nk, 1),
+                             .window_left = x->left, .window_right = x->right};
+        int wrong = 0;
+        int64_t longest = 0;
+        for (int64_t i = 0; i < x->nq; i++) {
+            int64_t first = -1, last = -1;
+            for (int64_t j = 0; j < x->nk; j++) {
+                const bool drawn = x->rows[i][j] == 'x';
+                wrong += fa_attn_allows(&p, 0, i, j) != drawn;
+                if (drawn) {
+                    first = first < 0 ? j : first;
+                    last = j;
+                }
+            }
+            longest = first >= 0 && last - first + 1 > longest ? last - first + 1 : longest;
+        }
+        FA_EXPECT(t, wrong == 0 && fa_attn_longest_row(&p) == longest,
+                  "%s: %d keys differ from the drawing; longest row %lld, drawn %lld", x->name, wrong,
+                  (long long)fa_attn_longest_row(&p), (long long)longest);
+
+        /* The sentinel: a key some row does not see, or none when every key is seen by all. */
+        int64_t sentinel = -1;
+        for (int64_t j = 0; j < x->nk && sentinel < 0; j++)
+            for (int64_t i = 0; i < x->nq; i++)
+                if (x->rows[i][j] != 'x')
+                    sentinel = j;
+        for (int64_t i = 0; i < x->nq; i++)
+            q[i] = 1.0f;
+        for (int64_t j = 0; j < x->nk; j++) {
+            k[j] = j == sentinel ? 30.0f : 0.0f;
+            v[j] = j == sentinel ? 20.0f : (float)(j + 1);
+        }
+        fa_attn_reference r;
+        if (!FA_EXPECT(t, fa_attention_reference(&p, &DEFINITION, &r) == FA_OK, "%s: %s", x->name,
+                       fa_last_error()))
+            continue;
+        int bad = 0;
+        for (int64_t i = 0; i < x->nq; i++) {
+            double sum = 0.0, count = 0.0, top = -INFINITY;
+            for (int64_t j = 0; j < x->nk; j++)
+                if (x->rows[i][j] == 'x')
+                    top = fmax(top, (double)k[j]);
+            for (int64_t j = 0; j < x->nk; j++)
+                if (x->rows[i][j] == 'x' && k[j] == top) {
+                    sum += v[j];
+                    count += 1.0;
+                }
+            const double o = count > 0.0 ? sum / count : 0.0;
+            const double lse = count > 0.0 ? top + log(count) : -INFINITY;
+            bad += !(fabs(r.o[i] - o) <= 1e-12 * fabs(o)) && !(o == 0.0 && r.o[i] == 0.0);
+            bad += !(r.lse[i] == lse || fabs(r.lse[i] - lse) <= 1e-12 * fabs(lse));
+        }
+        FA_EXPECT(t, bad == 0, "%s: %d outputs of the reference differ from the drawing's (sentinel key %lld)",
+                  x->name, bad, (long long)sentinel);
+        fa_attn_reference_free(&r);
+    }
+}
+
+/* fa_attn_longest_row() against every row counted, for every band up to 9 x 9. */
+static void test_longest_row(fa_tests *t)
+{
+    static const int64_t sides[] = {-1, 0, 1, 3};
+    int wrong = 0;
+    for (int64_t nq = 1; nq <= 9; nq++)
+        for (int64_t nk = 0; nk <= 9; nk++)
+            for (int m = 0; m < 4; m++)
+                for (int a = 0; a < 4; a++)
+                    for (int b = 0; b < 4; b++) {
+                        const fa_attn_problem p = {.batch = 1, .nq = nq, .nk = nk, .mask = (fa_mask)m,
+                                                   .window_left = sides[a], .window_right = sides[b]};
+                        int64_t longest = 0;
+                        for (int64_t i = 0; i < nq; i++) {
+                            const fa_key_range range = fa_window_key_range(fa_attn_band(&p), i, nk);
+                            longest = range.end - range.begin > longest ? range.end - range.begin : longest;
+                        }
+                        wrong += fa_attn_longest_row(&p) != longest;
+                    }
+    FA_EXPECT(t, wrong == 0, "%d bands whose longest row is not the longest counted", wrong);
+}
+
 int main(int argc, char **argv)
 {
     const char *tables_path = NULL;
@@ -1904,6 +2027,8 @@ int main(int argc, char **argv)
     test_reference_nan_row(&t);
     test_reference_nan_value(&t);
     test_bound_no_keys(&t);
+    test_mask_fixtures(&t);
+    test_longest_row(&t);
     test_reference_metamorphic(&t);
     test_bad_input(&t);
     test_softmax_reference_classics(&t);

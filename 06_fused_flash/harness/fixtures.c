@@ -226,8 +226,9 @@ static fa_status plain_inputs(flash_case *c, const flash_spec *s, fa_attn_proble
         *views[i] = (s->layout == FLASH_BNHD ? fa_view_bnhd : fa_view_bhnd)(
             c->plain[i], s->dtype, heads[i], rows[i], s->head_dim);
     }
-    *problem = (fa_attn_problem){s->batch, s->heads_q, s->heads_kv, s->nq, s->nk, s->head_dim,
-                                 0.0, FA_MASK_NONE, NULL, problem->q, problem->k, problem->v};
+    *problem = (fa_attn_problem){.batch = s->batch, .heads_q = s->heads_q, .heads_kv = s->heads_kv,
+                                 .nq = s->nq, .nk = s->nk, .head_dim = s->head_dim,
+                                 .mask = FA_MASK_NONE, .q = problem->q, .k = problem->k, .v = problem->v};
     return FA_OK;
 }
 
