@@ -42,7 +42,7 @@ flash1_kernel(fa_attention_params p, float scale, bool vector_loads)
     const float c = scale * FA_LOG2E_F;
 
     tile1_load(q_tile, stride, q, p.q_strides.row,
-               (int)(p.nq - row0 < TILE1_BR ? p.nq - row0 : TILE1_BR), TILE1_BR, d, vector_loads);
+               fa_tile_rows(p.nq, row0, TILE1_BR), TILE1_BR, d, vector_loads);
 
     float m[TILE1_ROWS_PER_THREAD], l[TILE1_ROWS_PER_THREAD];
     float o[TILE1_ROWS_PER_THREAD][D_MAX / TILE1_THREAD_COLS];
@@ -57,7 +57,7 @@ flash1_kernel(fa_attention_params p, float scale, bool vector_loads)
 
     for (int64_t t = 0; t < key_tiles; ++t) {
         const int64_t key0 = t * TILE1_BC;
-        const int valid = (int)(p.nk - key0 < TILE1_BC ? p.nk - key0 : TILE1_BC);
+        const int valid = fa_tile_rows(p.nk, key0, TILE1_BC);
         __syncthreads(); /* the previous tile's K, V and P are no longer read */
         tile1_load(k_tile, stride, k + key0 * p.k_strides.row, p.k_strides.row, valid, TILE1_BC,
                    d, vector_loads);

@@ -48,12 +48,12 @@ flash2_kernel(fa_attention_params p, float scale)
     const T *v = static_cast<const T *>(p.v) + b * p.v_strides.batch + h_kv * p.v_strides.head;
     const int64_t key_tiles = fa_ceil_div(p.nk, BC);
     const float c = scale * FA_LOG2E_F;
-    const int rows_valid = (int)(p.nq - row0 < BR ? p.nq - row0 : BR);
+    const int rows_valid = fa_tile_rows(p.nq, row0, BR);
 
     tile2_load_async<D_PAD, FLASH2_THREADS>(q_tile, q, p.q_strides.row, rows_valid, BR, d);
     if (key_tiles > 0)
         tile2_load_async<D_PAD, FLASH2_THREADS>(k_tile, k, p.k_strides.row,
-                                                (int)(p.nk < BC ? p.nk : BC), BC, d);
+                                                fa_tile_rows(p.nk, 0, BC), BC, d);
     cp_async_commit();
 
     float m[MT][2], l[MT][2], o[MT][D_PAD / 8][4];
@@ -74,7 +74,7 @@ flash2_kernel(fa_attention_params p, float scale)
 
     for (int64_t t = 0; t < key_tiles; ++t) {
         const int64_t key0 = t * BC;
-        const int valid = (int)(p.nk - key0 < BC ? p.nk - key0 : BC);
+        const int valid = fa_tile_rows(p.nk, key0, BC);
         cp_async_wait<0>();
         __syncthreads(); /* K_t (and Q) landed; every warp is done with V_(t-1) */
         tile2_load_async<D_PAD, FLASH2_THREADS>(v_tile, v + key0 * p.v_strides.row,
@@ -95,7 +95,7 @@ flash2_kernel(fa_attention_params p, float scale)
             const int64_t next = key0 + BC;
             tile2_load_async<D_PAD, FLASH2_THREADS>(k_tile, k + next * p.k_strides.row,
                                                     p.k_strides.row,
-                                                    (int)(p.nk - next < BC ? p.nk - next : BC), BC, d);
+                                                    fa_tile_rows(p.nk, next, BC), BC, d);
             cp_async_commit();
         }
         tile2_accumulate_pv<D_PAD, MT, NT>(o, alpha, s, v_tile);

@@ -39,6 +39,15 @@
 /** The number of elements of a true array (not a pointer), as an int. */
 #define FA_COUNT_OF(array) ((int)(sizeof(array) / sizeof((array)[0])))
 
+/**
+ * The rows (or keys) of a tile of @p tile starting at @p first that lie
+ * before @p n: @p tile, or n - first for the last tile, which n cuts.
+ */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int fa_tile_rows(int64_t n, int64_t first, int tile)
+{
+    return (int)(n - first < tile ? n - first : tile);
+}
+
 /** ceil(a / b) for a >= 0 and b > 0: the number of tiles (or blocks) of b that cover a. */
 static inline FA_CONSTEXPR FA_HOST_DEVICE int64_t fa_ceil_div(int64_t a, int64_t b)
 {

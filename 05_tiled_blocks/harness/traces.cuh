@@ -27,12 +27,6 @@ static constexpr int TILE2_NT = TILE2_BC / 8;
 
 static_assert(TILE2_BC % 16 == 0, "P V consumes the keys 16 at a time (k of m16n8k16)");
 
-/** Rows of the query tile of this block that exist: min(BR, nq - row0). */
-static __device__ __forceinline__ int trace_rows_valid(int64_t n, int64_t row0, int rows)
-{
-    return (int)(n - row0 < rows ? n - row0 : rows);
-}
-
 /* ---- version 1 --------------------------------------------------------------------------- */
 
 /**
@@ -47,7 +41,7 @@ static __device__ void trace1_tiles(const tile_problem &p, const tile_trace &out
     const int stride = tile1_stride(D_MAX), d = (int)p.d;
     const int64_t head = blockIdx.y, row0 = (int64_t)blockIdx.x * TILE1_BR;
     const T *q = static_cast<const T *>(p.q) + head * p.nq * p.d;
-    tile1_load(q_tile, stride, q + row0 * p.d, p.d, trace_rows_valid(p.nq, row0, TILE1_BR), TILE1_BR,
+    tile1_load(q_tile, stride, q + row0 * p.d, p.d, fa_tile_rows(p.nq, row0, TILE1_BR), TILE1_BR,
                d, vector_loads);
     __syncthreads();
     float *q_out = static_cast<float *>(out.q_tiles) +
@@ -61,7 +55,7 @@ static __device__ void trace1_tiles(const tile_problem &p, const tile_trace &out
     const T *v = static_cast<const T *>(p.v) + head * p.nk * p.d;
     for (int64_t t = 0; t < key_tiles; ++t) {
         const int64_t key0 = t * TILE1_BC;
-        const int valid = trace_rows_valid(p.nk, key0, TILE1_BC);
+        const int valid = fa_tile_rows(p.nk, key0, TILE1_BC);
         __syncthreads(); /* the previous tiles are copied out */
         tile1_load(k_tile, stride, k + key0 * p.d, p.d, valid, TILE1_BC, d, vector_loads);
         tile1_load(v_tile, stride, v + key0 * p.d, p.d, valid, TILE1_BC, d, vector_loads);
@@ -97,7 +91,7 @@ trace1_kernel(tile_problem p, tile_trace out, bool vector_loads)
     const T *k = static_cast<const T *>(p.k) + head * p.nk * p.d;
     const T *v = static_cast<const T *>(p.v) + head * p.nk * p.d;
     const float c = p.scale * FA_LOG2E_F;
-    tile1_load(q_tile, stride, q + row0 * p.d, p.d, trace_rows_valid(p.nq, row0, TILE1_BR), TILE1_BR,
+    tile1_load(q_tile, stride, q + row0 * p.d, p.d, fa_tile_rows(p.nq, row0, TILE1_BR), TILE1_BR,
                d, vector_loads);
 
     float m[TILE1_ROWS_PER_THREAD], l[TILE1_ROWS_PER_THREAD];
@@ -113,7 +107,7 @@ trace1_kernel(tile_problem p, tile_trace out, bool vector_loads)
 
     for (int64_t t = 0; t < key_tiles; ++t) {
         const int64_t key0 = t * TILE1_BC;
-        const int valid = trace_rows_valid(p.nk, key0, TILE1_BC);
+        const int valid = fa_tile_rows(p.nk, key0, TILE1_BC);
         __syncthreads(); /* the previous tile's K, V and P are no longer read */
         tile1_load(k_tile, stride, k + key0 * p.d, p.d, valid, TILE1_BC, d, vector_loads);
         tile1_load(v_tile, stride, v + key0 * p.d, p.d, valid, TILE1_BC, d, vector_loads);
@@ -202,9 +196,9 @@ trace2_kernel(tile_problem p, tile_trace out)
 
     /* The Q tile and the first K, V tiles: one commit group; then one group per later tile. */
     tile2_load_async<D_PAD, TILE2_THREADS>(q_tile, q + row0 * p.d, p.d,
-                                           trace_rows_valid(p.nq, row0, TILE2_BR), TILE2_BR, d);
+                                           fa_tile_rows(p.nq, row0, TILE2_BR), TILE2_BR, d);
     if (key_tiles > 0 && keys_here) {
-        const int valid = trace_rows_valid(p.nk, 0, TILE2_BC);
+        const int valid = fa_tile_rows(p.nk, 0, TILE2_BC);
         tile2_load_async<D_PAD, TILE2_THREADS>(k_tiles, k, p.d, valid, TILE2_BC, d);
         tile2_load_async<D_PAD, TILE2_THREADS>(v_tiles, v, p.d, valid, TILE2_BC, d);
     }
@@ -229,7 +223,7 @@ trace2_kernel(tile_problem p, tile_trace out)
         /* Start the next tile's copy into the other stage, then wait for this one. */
         if (t + 1 < key_tiles) {
             const int next = (int)((t + 1) % TILE2_STAGES);
-            const int valid = trace_rows_valid(p.nk, key0 + TILE2_BC, TILE2_BC);
+            const int valid = fa_tile_rows(p.nk, key0 + TILE2_BC, TILE2_BC);
             tile2_load_async<D_PAD, TILE2_THREADS>(k_tiles + next * TILE2_BC * D_PAD,
                                                    k + (key0 + TILE2_BC) * p.d, p.d, valid, TILE2_BC, d);
             tile2_load_async<D_PAD, TILE2_THREADS>(v_tiles + next * TILE2_BC * D_PAD,

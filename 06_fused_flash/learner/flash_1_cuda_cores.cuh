@@ -78,7 +78,7 @@ FA_TODO_VERSION(23, 1); /* delete this line when your M23 version 1 is written *
  *   tile1_load(q_tile, ..., q, q_strides.row, min(TILE1_BR, nq - row0), TILE1_BR, ...)   M17, once
  *   m[r] = -INFINITY, l[r] = 0, o[r][col] = 0             the empty state, every row r < 4
  *   for t = 0 .. ceil(nk / TILE1_BC) - 1:                 key0 = t TILE1_BC
- *       valid = min(TILE1_BC, nk - key0)
+ *       valid = min(TILE1_BC, nk - key0)                  fa_tile_rows(nk, key0, TILE1_BC)
  *       __syncthreads()      nobody reads the last tile's K, V and P any more
  *       tile1_load(k_tile, ..., k + key0 k_strides.row, k_strides.row, valid, TILE1_BC, ...)   M17
  *       tile1_load(v_tile, ..., v + key0 v_strides.row, v_strides.row, valid, TILE1_BC, ...)

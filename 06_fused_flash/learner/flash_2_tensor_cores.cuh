@@ -67,7 +67,7 @@ FA_TODO_VERSION(23, 2); /* delete this line when your M23 version 2 is written *
  * for BR = 128.
  *
  * The skeleton, with version 1's pointers (h_kv, q, k, v, c = scale *
- * FA_LOG2E_F) and rows_valid = min(BR, nq - row0), key tiles T = ceil(nk / BC):
+ * FA_LOG2E_F) and rows_valid = min(BR, nq - row0) (fa_tile_rows()), key tiles T = ceil(nk / BC):
  *
  *   copy Q (rows_valid of BR rows) into q_tile                     tile2_load_async<D_PAD, FLASH2_THREADS>
  *   if T > 0: copy K_0 (min(BC, nk) rows) into k_tile
