@@ -123,17 +123,7 @@ static fa_status check_values(const fa_attention_params *p)
                        "%s: scale = %g, expected 0 (1 / sqrt(head_dim)) or a finite scale > 0 "
                        "(the kernels take the max of the raw scores and fold the scale into exp2)",
                        API, (double)p->scale);
-    if (p->mask != FA_MASK_NONE && p->mask != FA_MASK_CAUSAL_TOP_LEFT &&
-        p->mask != FA_MASK_CAUSAL_BOTTOM_RIGHT)
-        return fa_fail(FA_ERR_INVALID_ARGUMENT,
-                       "%s: mask = %d, expected FA_MASK_NONE, FA_MASK_CAUSAL_TOP_LEFT or "
-                       "FA_MASK_CAUSAL_BOTTOM_RIGHT",
-                       API, (int)p->mask);
-    if (p->mask != FA_MASK_NONE)
-        return fa_fail(FA_ERR_UNSUPPORTED,
-                       "%s: mask = %d: this build runs FA_MASK_NONE only (the causal masks are "
-                       "stage 07's)",
-                       API, (int)p->mask);
+    FA_TRY(fa_require_mask(API, p->mask, FA_MASK_NONE)); /* the other masks are stage 07's */
     if (p->variant != FA_VARIANT_AUTO && p->variant != FA_VARIANT_CUDA_CORES &&
         p->variant != FA_VARIANT_TENSOR_CORES)
         return fa_fail(FA_ERR_INVALID_ARGUMENT,

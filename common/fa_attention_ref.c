@@ -42,6 +42,24 @@ double fa_view_at(const fa_tensor_view *t, int64_t b, int64_t h, int64_t n, int6
     return (double)fa_load(t->data, t->dtype, view_offset(t, b, h, n) + d);
 }
 
+fa_status fa_require_mask(const char *op, fa_mask mask, fa_mask most)
+{
+    static const char *const names[] = {"FA_MASK_NONE", "FA_MASK_CAUSAL_TOP_LEFT",
+                                        "FA_MASK_CAUSAL_BOTTOM_RIGHT", "FA_MASK_WINDOW"};
+    if ((int)mask < 0 || (int)mask >= FA_COUNT_OF(names))
+        return fa_fail(FA_ERR_INVALID_ARGUMENT, "%s: mask = %d, expected FA_MASK_NONE, "
+                       "FA_MASK_CAUSAL_TOP_LEFT, FA_MASK_CAUSAL_BOTTOM_RIGHT or FA_MASK_WINDOW",
+                       op, (int)mask);
+    if (mask <= most)
+        return FA_OK;
+    char supported[128] = "";
+    for (int m = 0; m <= (int)most; ++m)
+        snprintf(supported + strlen(supported), sizeof supported - strlen(supported), "%s%s",
+                 m > 0 ? ", " : "", names[m]);
+    return fa_fail(FA_ERR_UNSUPPORTED, "%s: mask = %d (%s), supported: %s", op, (int)mask, names[mask],
+                   supported);
+}
+
 fa_key_window fa_attn_band(const fa_attn_problem *p)
 {
     return p->mask == FA_MASK_WINDOW ? fa_sliding_window(p->window_left, p->window_right, p->nq, p->nk)
@@ -158,9 +176,7 @@ static fa_status validate(const fa_attn_problem *p, const fa_attn_method *m)
     if (!isfinite(p->scale))
         return fa_fail(FA_ERR_INVALID_ARGUMENT, "attention reference: scale = %g, expected a finite number",
                        p->scale);
-    if (p->mask != FA_MASK_NONE && p->mask != FA_MASK_CAUSAL_TOP_LEFT && p->mask != FA_MASK_CAUSAL_BOTTOM_RIGHT &&
-        p->mask != FA_MASK_WINDOW)
-        return fa_fail(FA_ERR_INVALID_ARGUMENT, "attention reference: mask = %d is not an fa_mask", (int)p->mask);
+    FA_TRY(fa_require_mask("attention reference", p->mask, FA_MASK_WINDOW));
     if (p->mask == FA_MASK_WINDOW && (p->window_left < -1 || p->window_right < -1))
         return fa_fail(FA_ERR_INVALID_ARGUMENT,
                        "attention reference: window (%lld, %lld), expected each side >= 0 or -1 (unbounded)",

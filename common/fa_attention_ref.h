@@ -94,6 +94,14 @@ typedef struct fa_attn_problem {
 FA_MUST_CHECK fa_status fa_attn_require_sizes(const char *op, const fa_attn_problem *p,
                                               int64_t *rows, int64_t *elements);
 
+/**
+ * FA_OK when @p mask is a mask @p op runs, FA_MASK_NONE up to @p most in the
+ * order of ::fa_mask (the prefix masks first, then the window): else
+ * FA_ERR_INVALID_ARGUMENT when @p mask is no fa_mask at all, and
+ * FA_ERR_UNSUPPORTED, naming what @p op runs, when it is one beyond @p most.
+ */
+FA_MUST_CHECK fa_status fa_require_mask(const char *op, fa_mask mask, fa_mask most);
+
 /** The band of @p p's mask (fa_mask.h): fa_sliding_window() or fa_mask_window(). */
 fa_key_window fa_attn_band(const fa_attn_problem *p);
 

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fa_attention_ref.h"
 #include "fa_bytes.h"
 
 /** Element counts of the tensors of one problem (0 where the op does not read them). */
@@ -116,11 +117,7 @@ static fa_status check_scale(const char *op, float scale)
 static fa_status check_mask(const char *op, fa_mask mask, const int64_t *key_length,
                             int64_t batch)
 {
-    if (mask != FA_MASK_NONE && mask != FA_MASK_CAUSAL_TOP_LEFT &&
-        mask != FA_MASK_CAUSAL_BOTTOM_RIGHT)
-        return fa_fail(FA_ERR_INVALID_ARGUMENT,
-                       "%s: mask = %d, expected FA_MASK_NONE, FA_MASK_CAUSAL_TOP_LEFT or "
-                       "FA_MASK_CAUSAL_BOTTOM_RIGHT", op, (int)mask);
+    FA_TRY(fa_require_mask(op, mask, FA_MASK_CAUSAL_BOTTOM_RIGHT)); /* windows are stage 07's */
     if (key_length == NULL)
         return FA_OK;
     FA_TRY(fa_require_elements(op, "dims.batch (entries of key_length)", batch, KEY_LENGTH_BYTES));

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fa_attention_ref.h"
 #include "fa_bytes.h"
 #include "fa_index.h"
 
@@ -156,12 +157,7 @@ fa_status attn_rows_online_validate(const attn_online_args *args)
     if (!isfinite(args->scale))
         return fa_fail(FA_ERR_INVALID_ARGUMENT, "%s: scale = %g, expected a finite number", op,
                        (double)args->scale);
-    if (args->mask != FA_MASK_NONE && args->mask != FA_MASK_CAUSAL_TOP_LEFT &&
-        args->mask != FA_MASK_CAUSAL_BOTTOM_RIGHT)
-        return fa_fail(FA_ERR_INVALID_ARGUMENT,
-                       "%s: mask = %d, expected FA_MASK_NONE, FA_MASK_CAUSAL_TOP_LEFT or "
-                       "FA_MASK_CAUSAL_BOTTOM_RIGHT",
-                       op, (int)args->mask);
+    FA_TRY(fa_require_mask(op, args->mask, FA_MASK_CAUSAL_BOTTOM_RIGHT)); /* windows: stage 07 */
 
     const int64_t q_count = product4(args->batch, args->heads_q, args->nq, args->head_dim);
     const int64_t kv_count = product4(args->batch, args->heads_kv, args->nk, args->head_dim);

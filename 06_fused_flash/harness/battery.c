@@ -214,6 +214,7 @@ int flash_battery(flash_battery_case *cases)
     REFUSE("mask causal top-left", p.mask = FA_MASK_CAUSAL_TOP_LEFT, FA_ERR_UNSUPPORTED, "mask = 1");
     REFUSE("mask causal bottom-right", p.mask = FA_MASK_CAUSAL_BOTTOM_RIGHT, FA_ERR_UNSUPPORTED,
            "mask = 2");
+    REFUSE("mask window", p.mask = FA_MASK_WINDOW, FA_ERR_UNSUPPORTED, "mask = 3");
     REFUSE("mask 7", p.mask = (fa_mask)7, FA_ERR_INVALID_ARGUMENT, "mask = 7");
     REFUSE("variant 3", p.variant = (fa_variant)3, FA_ERR_INVALID_ARGUMENT, "variant = 3");
     REFUSE("variant -1", p.variant = (fa_variant)-1, FA_ERR_INVALID_ARGUMENT, "variant = -1");

@@ -57,7 +57,9 @@
  *    b. scale is 0 (meaning 1 / sqrt(head_dim)) or finite and > 0, else
  *       FA_ERR_INVALID_ARGUMENT (NaN, inf, negative: the kernels take the max
  *       of the raw scores and fold the scale into exp2, which needs scale > 0);
- *    c. mask is FA_MASK_NONE, else FA_ERR_UNSUPPORTED (the causal masks are
+ *    c. mask is FA_MASK_NONE: fa_require_mask(API, mask, FA_MASK_NONE) gives
+ *       FA_ERR_INVALID_ARGUMENT for a value that is no fa_mask and
+ *       FA_ERR_UNSUPPORTED for the others (the causal masks and windows are
  *       stage 07's);
  *    d. variant is FA_VARIANT_AUTO, _CUDA_CORES or _TENSOR_CORES, else
  *       FA_ERR_INVALID_ARGUMENT.
