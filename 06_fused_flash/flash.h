@@ -50,6 +50,12 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE int64_t flash_block_n(int version, int
     return version == 1 ? TILE1_BC : flash2_bc(tile2_row_elements((int)head_dim));
 }
 
+/** The band of the call's mask (fa_mask_band()): the allowed keys of every row. */
+static inline FA_HOST_DEVICE fa_key_window flash_band(const fa_attention_params *p)
+{
+    return fa_mask_band(p->mask, p->window_left, p->window_right, p->nq, p->nk);
+}
+
 /** The dtype of o: fp32 with o_fp32, else the inputs'. */
 static inline fa_dtype flash_o_dtype(const fa_attention_params *p)
 {

@@ -6,9 +6,11 @@
  *
  * One block of TILE1_THREADS threads per (query tile of TILE1_BR rows, head,
  * batch). It loads its Q tile once (M17), then for every key tile of
- * TILE1_BC keys: loads K and V (M17), scores (M18), raises the row maxima
- * (M19), forms the weights and the correction (M20), updates the row sums
- * (M21) and rescales and accumulates O (M22). At the end it divides by l and
+ * TILE1_BC keys its rows see: loads K and V (M17), scores (M18) and masks
+ * them where the tile is not wholly visible (M25 of \ref stage07; with no
+ * mask, only a tail past nk), raises the row maxima (M19), forms the weights and
+ * the correction (M20), updates the row sums (M21) and rescales and
+ * accumulates O (M22). At the end it divides by l and
  * writes O (in the output type) and lse. S and P live in registers and in the
  * shared P tile, never in global memory: the kernel reads Q, K and V and
  * writes O, nothing else.
@@ -18,6 +20,7 @@
 
 #include "flash.h"
 #include "flash_store.cuh"
+#include "key_tiles.cuh"
 #include "tiles_1_cuda_cores.cuh"
 
 template <typename T, typename TO, int D_MAX>
@@ -32,17 +35,18 @@ flash1_kernel(fa_attention_params p, float scale, bool vector_loads)
     float *p_tile = v_tile + TILE1_BC * stride;
 
     const int ty = threadIdx.x / TILE1_THREAD_COLS, tx = threadIdx.x % TILE1_THREAD_COLS;
-    const int64_t b = blockIdx.z, h = blockIdx.y, row0 = (int64_t)blockIdx.x * TILE1_BR;
+    const int64_t b = blockIdx.z, h = blockIdx.y, row0 = causal_query_tile() * TILE1_BR;
     const int64_t h_kv = h / (p.heads_q / p.heads_kv);
     const T *q = static_cast<const T *>(p.q) + b * p.q_strides.batch + h * p.q_strides.head +
                  row0 * p.q_strides.row;
     const T *k = static_cast<const T *>(p.k) + b * p.k_strides.batch + h_kv * p.k_strides.head;
     const T *v = static_cast<const T *>(p.v) + b * p.v_strides.batch + h_kv * p.v_strides.head;
-    const int64_t key_tiles = fa_ceil_div(p.nk, TILE1_BC);
     const float c = scale * FA_LOG2E_F;
+    const int rows_valid = fa_tile_rows(p.nq, row0, TILE1_BR);
+    const fa_key_window band = flash_band(&p);
+    const causal_tiles tiles = causal_key_tiles(band, row0, row0 + rows_valid, p.nk, TILE1_BC);
 
-    tile1_load(q_tile, stride, q, p.q_strides.row,
-               fa_tile_rows(p.nq, row0, TILE1_BR), TILE1_BR, d, vector_loads);
+    tile1_load(q_tile, stride, q, p.q_strides.row, rows_valid, TILE1_BR, d, vector_loads);
 
     float m[TILE1_ROWS_PER_THREAD], l[TILE1_ROWS_PER_THREAD];
     float o[TILE1_ROWS_PER_THREAD][D_MAX / TILE1_THREAD_COLS];
@@ -55,7 +59,7 @@ flash1_kernel(fa_attention_params p, float scale, bool vector_loads)
             o[r][col] = 0.0f;
     }
 
-    for (int64_t t = 0; t < key_tiles; ++t) {
+    for (int64_t t = tiles.begin; t < tiles.end; ++t) {
         const int64_t key0 = t * TILE1_BC;
         const int valid = fa_tile_rows(p.nk, key0, TILE1_BC);
         __syncthreads(); /* the previous tile's K, V and P are no longer read */
@@ -68,6 +72,8 @@ flash1_kernel(fa_attention_params p, float scale, bool vector_loads)
         float s[TILE1_ROWS_PER_THREAD][TILE1_KEYS_PER_THREAD];
         float m_new[TILE1_ROWS_PER_THREAD], alpha[TILE1_ROWS_PER_THREAD];
         tile1_scores(s, q_tile, k_tile, stride, d, key0, p.nk);
+        if (causal_tile_masked(tiles, t))
+            causal1_mask(s, band, row0, key0, p.nk);
         tile1_rowmax(s, m, m_new);
         tile1_exp(s, m, m_new, c, alpha);
         tile1_rowsum(l, alpha, s);

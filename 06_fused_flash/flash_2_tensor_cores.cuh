@@ -4,10 +4,11 @@
  *        from the level-2 blocks of \ref stage05 in FlashAttention-2's order.
  *
  * One block of FLASH2_WARPS warps per (query tile, head, batch). The block
- * loads its Q tile once, then walks the key tiles with one K and one V tile
- * in shared memory, overlapping each copy with the work that does not need it:
+ * loads its Q tile once, then walks the key tiles its rows see (M25 of
+ * \ref stage07; every tile with no mask) with one K and one V tile in shared
+ * memory, overlapping each copy with the work that does not need it:
  *
- *   wait K_t, barrier | start V_t | S = Q K_t^T, mask, rowmax, exp, rowsum
+ *   wait K_t, barrier | start V_t | S = Q K_t^T, (mask), rowmax, exp, rowsum
  *   wait V_t, barrier | start K_(t+1) | O = alpha O + P V_t
  *
  * so V_t arrives while the scores and the softmax are computed, and K_(t+1)
@@ -25,6 +26,7 @@
 
 #include "flash.h"
 #include "flash_store.cuh"
+#include "key_tiles.cuh"
 #include "tiles_2_tensor_cores.cuh"
 
 template <typename T, typename TO, int D_PAD, int MT, int BC>
@@ -40,20 +42,23 @@ flash2_kernel(fa_attention_params p, float scale)
 
     const int d = (int)p.head_dim;
     const int warp = threadIdx.x / FA_WARP_THREADS, lane = threadIdx.x % FA_WARP_THREADS;
-    const int64_t b = blockIdx.z, h = blockIdx.y, row0 = (int64_t)blockIdx.x * BR;
+    const int64_t b = blockIdx.z, h = blockIdx.y, row0 = causal_query_tile() * BR;
     const int64_t h_kv = h / (p.heads_q / p.heads_kv);
     const T *q = static_cast<const T *>(p.q) + b * p.q_strides.batch + h * p.q_strides.head +
                  row0 * p.q_strides.row;
     const T *k = static_cast<const T *>(p.k) + b * p.k_strides.batch + h_kv * p.k_strides.head;
     const T *v = static_cast<const T *>(p.v) + b * p.v_strides.batch + h_kv * p.v_strides.head;
-    const int64_t key_tiles = fa_ceil_div(p.nk, BC);
     const float c = scale * FA_LOG2E_F;
     const int rows_valid = fa_tile_rows(p.nq, row0, BR);
+    const causal_tiles tiles = causal_key_tiles(flash_band(&p), row0, row0 + rows_valid, p.nk, BC);
 
     tile2_load_async<D_PAD, FLASH2_THREADS>(q_tile, q, p.q_strides.row, rows_valid, BR, d);
-    if (key_tiles > 0)
-        tile2_load_async<D_PAD, FLASH2_THREADS>(k_tile, k, p.k_strides.row,
-                                                fa_tile_rows(p.nk, 0, BC), BC, d);
+    if (tiles.begin < tiles.end) {
+        const int64_t first = tiles.begin * BC;
+        tile2_load_async<D_PAD, FLASH2_THREADS>(k_tile, k + first * p.k_strides.row,
+                                                p.k_strides.row, fa_tile_rows(p.nk, first, BC),
+                                                BC, d);
+    }
     cp_async_commit();
 
     float m[MT][2], l[MT][2], o[MT][D_PAD / 8][4];
@@ -72,7 +77,7 @@ flash2_kernel(fa_attention_params p, float scale)
     }
     const int warp_row0 = warp * TILE2_WARP_ROWS * MT;
 
-    for (int64_t t = 0; t < key_tiles; ++t) {
+    for (int64_t t = tiles.begin; t < tiles.end; ++t) {
         const int64_t key0 = t * BC;
         const int valid = fa_tile_rows(p.nk, key0, BC);
         cp_async_wait<0>();
@@ -83,15 +88,15 @@ flash2_kernel(fa_attention_params p, float scale)
 
         float s[MT][NT][4], m_new[MT][2], alpha[MT][2];
         tile2_scores<D_PAD, MT, NT>(s, q_tile, k_tile, warp_row0);
-        if (key0 + BC > p.nk) /* only the last tile has keys past nk */
-            tile2_mask_keys<MT, NT>(s, key0, p.nk);
+        if (causal_tile_masked(tiles, t))
+            causal2_mask<MT, NT>(s, flash_band(&p), row0 + warp_row0, key0, p.nk);
         tile2_rowmax<MT, NT>(s, m, m_new);
         tile2_exp<MT, NT>(s, m, m_new, c, alpha);
         tile2_rowsum<MT, NT>(l, alpha, s);
 
         cp_async_wait<0>();
         __syncthreads(); /* V_t landed; every warp is done with K_t */
-        if (t + 1 < key_tiles) {
+        if (t + 1 < tiles.end) {
             const int64_t next = key0 + BC;
             tile2_load_async<D_PAD, FLASH2_THREADS>(k_tile, k + next * p.k_strides.row,
                                                     p.k_strides.row,

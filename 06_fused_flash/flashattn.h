@@ -73,7 +73,11 @@ typedef struct fa_attention_params {
     int64_t head_dim;
     fa_strides q_strides, k_strides, v_strides, o_strides;
     float scale;            /**< multiplies q.k; 0 means 1 / sqrt(head_dim); else finite and > 0 */
-    fa_mask mask;           /**< FA_MASK_NONE here; the causal masks come with stage 07 */
+    fa_mask mask;           /**< which keys each row sees (fa_mask.h): none, causal top-left or
+                                 bottom-right, or a sliding window */
+    int64_t window_left;    /**< FA_MASK_WINDOW: keys allowed before the bottom-right diagonal, */
+    int64_t window_right;   /**< and after it; -1 unbounded (FlashAttention's window_size);
+                                 ignored by the other masks */
     fa_variant variant;     /**< FA_VARIANT_AUTO, or one kernel (refused if it cannot run the call) */
 } fa_attention_params;
 

@@ -6,7 +6,7 @@
  *
  * fa_attention_supported() (flashattn.c) is this function of the reference
  * build; the learner writes its twin, learner/validate.c. The rules, in
- * the order they are checked: the enums and the scale; the sizes (zero-size
+ * the order they are checked: the enums, a window's extents and the scale; the sizes (zero-size
  * work is a valid no-op and stops there); the grid's limits; each tensor
  * (strides non-negative, offsets within 64 bits, present and element-aligned,
  * an output whose elements do not share an address); outputs apart from the
@@ -123,7 +123,12 @@ static fa_status check_values(const fa_attention_params *p)
                        "%s: scale = %g, expected 0 (1 / sqrt(head_dim)) or a finite scale > 0 "
                        "(the kernels take the max of the raw scores and fold the scale into exp2)",
                        API, (double)p->scale);
-    FA_TRY(fa_require_mask(API, p->mask, FA_MASK_NONE)); /* the other masks are stage 07's */
+    FA_TRY(fa_require_mask(API, p->mask, FA_MASK_WINDOW));
+    if (p->mask == FA_MASK_WINDOW && (p->window_left < -1 || p->window_right < -1))
+        return fa_fail(FA_ERR_INVALID_ARGUMENT,
+                       "%s: window_left = %lld, window_right = %lld, expected each >= 0, or -1 "
+                       "for a side without bound",
+                       API, (long long)p->window_left, (long long)p->window_right);
     if (p->variant != FA_VARIANT_AUTO && p->variant != FA_VARIANT_CUDA_CORES &&
         p->variant != FA_VARIANT_TENSOR_CORES)
         return fa_fail(FA_ERR_INVALID_ARGUMENT,

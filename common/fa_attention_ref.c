@@ -62,8 +62,7 @@ fa_status fa_require_mask(const char *op, fa_mask mask, fa_mask most)
 
 fa_key_window fa_attn_band(const fa_attn_problem *p)
 {
-    return p->mask == FA_MASK_WINDOW ? fa_sliding_window(p->window_left, p->window_right, p->nq, p->nk)
-                                     : fa_mask_window(p->mask, p->nq, p->nk);
+    return fa_mask_band(p->mask, p->window_left, p->window_right, p->nq, p->nk);
 }
 
 bool fa_attn_allows(const fa_attn_problem *p, int64_t b, int64_t i, int64_t j)

@@ -80,6 +80,19 @@ static inline FA_HOST_DEVICE fa_key_window fa_sliding_window(int64_t left, int64
     return w;
 }
 
+/**
+ * The band of any mask: fa_sliding_window(@p left, @p right, nq, nk) for
+ * FA_MASK_WINDOW, fa_mask_window() for the others (which ignore left and
+ * right). What a kernel, the CPU models and the double reference all derive
+ * their allowed keys from.
+ */
+static inline FA_HOST_DEVICE fa_key_window fa_mask_band(fa_mask mask, int64_t left, int64_t right,
+                                                        int64_t nq, int64_t nk)
+{
+    return mask == FA_MASK_WINDOW ? fa_sliding_window(left, right, nq, nk)
+                                  : fa_mask_window(mask, nq, nk);
+}
+
 /** @p x clipped to [0, @p nk]. */
 static inline FA_HOST_DEVICE int64_t fa_clip_keys(int64_t x, int64_t nk)
 {

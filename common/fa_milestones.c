@@ -50,11 +50,11 @@ static const fa_milestone_info milestones[FA_MILESTONE_COUNT] = {
     {20, 5, "tile exp", 2, TILES},
     {21, 5, "tile rowsum", 2, TILES},
     {22, 5, "accumulate PV", 2, TILES},
-    /* Stage 06 runs FA_MASK_NONE only (the masks are stage 07's); M24 is host code judged
+    /* Stage 06 runs FA_MASK_NONE only (the masks are M25's); M24 is host code judged
      * on a battery of calls, not on a problem. */
     {23, 6, "fused flash kernel", 2, FUSED},
     {24, 6, "flash attention launcher", 0, 0},
-    {25, 7, "causal mask", 0, 0},
+    {25, 7, "causal mask", 0, FUSED | FA_PROBLEM_MASK},
 };
 
 static const char *const stage_dirs[FA_STAGE_COUNT] = {

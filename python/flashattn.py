@@ -39,7 +39,14 @@ LIBRARY_NAME = "libflashattn.so"
 
 # Values of the library's enums (fa_half.h, fa_mask.h, flashattn.h, fa_status.h).
 FA_F32, FA_BF16, FA_F16 = 0, 1, 2
-FA_MASK_NONE = 0
+FA_MASK_NONE, FA_MASK_CAUSAL_TOP_LEFT, FA_MASK_CAUSAL_BOTTOM_RIGHT, FA_MASK_WINDOW = 0, 1, 2, 3
+# causal=: True is FlashAttention's alignment (the last query row sees the last key).
+CAUSAL = {
+    False: FA_MASK_NONE,
+    True: FA_MASK_CAUSAL_BOTTOM_RIGHT,
+    "top_left": FA_MASK_CAUSAL_TOP_LEFT,
+    "bottom_right": FA_MASK_CAUSAL_BOTTOM_RIGHT,
+}
 VARIANTS = {
     "auto": 0,
     "v1": 1,
@@ -83,6 +90,8 @@ class Params(ctypes.Structure):
         ("o_strides", Strides),
         ("scale", ctypes.c_float),
         ("mask", ctypes.c_int),
+        ("window_left", ctypes.c_int64),
+        ("window_right", ctypes.c_int64),
         ("variant", ctypes.c_int),
     ]
 
@@ -235,12 +244,27 @@ def _stream_handle(stream):
     return int(stream)
 
 
-def _prepare(q, k, v, causal, scale, return_lse, variant, layout, out, lse, stream):
-    """Checks the arguments, allocates what is missing and fills the Params of the call."""
+def _mask(causal, window):
+    """(mask, window_left, window_right) of forward()'s causal= and window=."""
+    try:
+        mask = CAUSAL[causal]
+    except (KeyError, TypeError):
+        raise ValueError("causal = %r: expected False, True (bottom-right), 'top_left' or "
+                         "'bottom_right'" % (causal,)) from None
+    if window is None:
+        return mask, 0, 0
+    left, right = window
+    if causal == "top_left":
+        raise ValueError("window= is about the bottom-right diagonal: it takes causal=False "
+                         "or True, not 'top_left'")
     if causal:
-        raise NotImplementedError(
-            "causal=True: the causal masks come with stage 07 (07_causal); this build of "
-            "flashattn runs the mask FA_MASK_NONE only")
+        right = 0  # FlashAttention: causal with a window keeps no key after the diagonal
+    return FA_MASK_WINDOW, int(left), int(right)
+
+
+def _prepare(q, k, v, causal, window, scale, return_lse, variant, layout, out, lse, stream):
+    """Checks the arguments, allocates what is missing and fills the Params of the call."""
+    mask, window_left, window_right = _mask(causal, window)
     if layout not in ("bnhd", "bhnd"):
         raise ValueError("layout = %r: expected 'bnhd' ([B, N, H, D]) or 'bhnd' ([B, H, N, D])"
                          % (layout,))
@@ -312,7 +336,7 @@ def _prepare(q, k, v, causal, scale, return_lse, variant, layout, out, lse, stre
     p.q_strides, p.k_strides, p.v_strides, p.o_strides = (
         q_strides, tk.fa_strides, tv.fa_strides, o_strides)
     p.scale = 0.0 if scale is None else scale
-    p.mask = FA_MASK_NONE
+    p.mask, p.window_left, p.window_right = mask, window_left, window_right
     p.variant = VARIANTS[variant]
 
     handle = _stream_handle(stream)
@@ -335,20 +359,21 @@ def _empty_like_contiguous(x):
     return torch.empty(x.shape, dtype=x.dtype, device=x.device)
 
 
-def supported(q, k, v, *, causal=False, scale=None, return_lse=False, variant="auto",
-              layout="bnhd", out=None, lse=None):
+def supported(q, k, v, *, causal=False, window=None, scale=None, return_lse=False,
+              variant="auto", layout="bnhd", out=None, lse=None):
     """The kernel forward() would run for these arguments ("v1 CUDA cores" or
     "v2 tensor cores"), from fa_attention_supported(): every field is
     validated, no memory is read. Raises as forward() does."""
-    p, _, _, _, _ = _prepare(q, k, v, causal, scale, return_lse, variant, layout, out, lse, None)
+    p, _, _, _, _ = _prepare(q, k, v, causal, window, scale, return_lse, variant, layout, out,
+                             lse, None)
     lib = library()
     chosen = ctypes.c_int(0)
     _check(lib, lib.fa_attention_supported(ctypes.byref(p), ctypes.byref(chosen)))
     return lib.fa_attention_variant_name(chosen.value).decode()
 
 
-def forward(q, k, v, *, causal=False, scale=None, return_lse=False, variant="auto",
-            layout="bnhd", out=None, lse=None, stream=None):
+def forward(q, k, v, *, causal=False, window=None, scale=None, return_lse=False,
+            variant="auto", layout="bnhd", out=None, lse=None, stream=None):
     """Attention forward: o = softmax(scale q k^T) v per (batch, head), heads_q a
     multiple of heads_kv (grouped-query attention).
 
@@ -356,8 +381,12 @@ def forward(q, k, v, *, causal=False, scale=None, return_lse=False, variant="aut
     ("bhnd", PyTorch's SDPA); k, v: the same with Nk and Hkv. Any strides with
     the last dimension contiguous. dtype float32, bfloat16 or float16.
 
-    causal: stage 07's (NotImplementedError here). scale: None for
-    1 / sqrt(D). return_lse: also return lse [B, Hq, Nq] float32 (natural
+    causal: False; True or "bottom_right", FlashAttention's causal mask (key
+    j <= i + Nk - Nq); "top_left", PyTorch's is_causal (j <= i). The two agree
+    when Nq = Nk. window: (left, right), FlashAttention's window_size: row i
+    sees keys i + Nk - Nq - left .. i + Nk - Nq + right, -1 unbounded (with
+    causal=True, right is 0). A row with no key gets o = 0 and lse = -inf.
+    scale: None for 1 / sqrt(D). return_lse: also return lse [B, Hq, Nq] float32 (natural
     log; -inf on rows with no key). variant: "auto", "v1" (CUDA cores) or
     "v2" (tensor cores). out: o's storage (shape of q, q's dtype or float32),
     allocated contiguous when None. lse: lse's storage. stream: a
@@ -366,8 +395,8 @@ def forward(q, k, v, *, causal=False, scale=None, return_lse=False, variant="aut
 
     Returns o, or (o, lse) with return_lse.
     """
-    p, out, lse, stream, device = _prepare(q, k, v, causal, scale, return_lse, variant, layout,
-                                           out, lse, stream)
+    p, out, lse, stream, device = _prepare(q, k, v, causal, window, scale, return_lse, variant,
+                                           layout, out, lse, stream)
     lib = library()
     if device is not None:
         import torch

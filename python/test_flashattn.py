@@ -132,10 +132,28 @@ def test_v2_needs_16_byte_rows(lib):
     assert flashattn.supported(**fake_call(o_at=O_AT + 8)) == "v1 CUDA cores"
 
 
-def test_causal_is_stage_07():
-    with pytest.raises(NotImplementedError, match="stage 07"):
-        flashattn.forward(*(FakeArray((1, 1, 1, 8), at) for at in (Q_AT, K_AT, V_AT)),
-                          causal=True)
+def test_masks_reach_the_library(lib):
+    """causal= and window= become mask, window_left and window_right: a window's bad
+    extent is refused by the library, naming both."""
+    for causal in (False, True, "top_left", "bottom_right"):
+        assert flashattn.supported(**fake_call(), causal=causal) == "v2 tensor cores"
+    expect_error(fake_call(), "FA_ERR_INVALID_ARGUMENT", "window_left = -2, window_right = 5",
+                 window=(-2, 5))
+    expect_error(fake_call(), "FA_ERR_INVALID_ARGUMENT", "window_left = -3, window_right = 0",
+                 window=(-3, 4), causal=True)  # causal: the right extent is 0
+    assert flashattn.supported(**fake_call(), window=(3, -7), causal=True) == "v2 tensor cores"
+    assert flashattn._mask(True, (5, 9)) == (flashattn.FA_MASK_WINDOW, 5, 0)
+    assert flashattn._mask("top_left", None) == (flashattn.FA_MASK_CAUSAL_TOP_LEFT, 0, 0)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(causal="lower_right"), "causal = 'lower_right'"),
+    (dict(causal=[True]), "causal = \\[True\\]"),
+    (dict(causal="top_left", window=(4, 0)), "bottom-right diagonal"),
+])
+def test_bad_masks(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        flashattn.supported(**fake_call(), **kwargs)
 
 
 @pytest.mark.parametrize("kwargs, error, message", [
@@ -299,6 +317,88 @@ def test_scale(lib, torch):
     o = flashattn.forward(q, k, v, scale=0.3)
     check_output(torch, o, reference(torch, qv, kv, vv, torch.float16, 0.3),
                  reference(torch, qv, kv, vv, torch.float64, 0.3), "float16")
+
+
+# The masks against PyTorch: is_causal (top-left), causal_lower_right (bottom-right) and,
+# for windows, FlashAttention-2's definition as an explicit boolean mask.
+MASKS = {
+    "top_left": dict(causal="top_left"),
+    "bottom_right": dict(causal=True),
+    "window_17_0": dict(window=(17, 0)),
+    "window_5_40": dict(window=(5, 40)),
+    "window_0_0": dict(window=(0, 0)),
+    "window_-1_3": dict(window=(-1, 3)),
+}
+MASK_SEQLENS = [(113, 203), (128, 217), (256, 512), (512, 256), (1, 239), (239, 1), (3, 799),
+                (127, 512), (127, 513), (1024, 1023)]
+
+
+def allowed_keys(torch, nq, nk, kwargs):
+    """[nq, nk] booleans: the keys each row sees, by FlashAttention-2's definition."""
+    i = torch.arange(nq, device="cuda")[:, None]
+    j = torch.arange(nk, device="cuda")[None, :]
+    if kwargs.get("causal") == "top_left":
+        return j <= i
+    left, right = kwargs.get("window", (-1, 0))
+    diagonal = i + nk - nq
+    keep = torch.ones(nq, nk, dtype=torch.bool, device="cuda")
+    if left >= 0:
+        keep &= j >= diagonal - left
+    if right >= 0:
+        keep &= j <= diagonal + right
+    return keep
+
+
+def masked_reference(torch, q, k, v, dtype, scale, kwargs):
+    """o of PyTorch's math path under the mask, in @p dtype, for [B, N, H, D] views; rows
+    with no key (NaN in PyTorch) set to 0, as the library defines them."""
+    group = q.shape[2] // k.shape[2]
+    k = k.repeat_interleave(group, dim=2)
+    v = v.repeat_interleave(group, dim=2)
+    qt, kt, vt = (t.to(dtype).transpose(1, 2) for t in (q, k, v))
+    nq, nk = q.shape[1], k.shape[1]
+    mask_args = {"attn_mask": allowed_keys(torch, nq, nk, kwargs)}
+    if kwargs.get("causal") == "top_left":
+        mask_args = {"is_causal": True}
+    elif kwargs.get("causal") is True:
+        try:
+            from torch.nn.attention.bias import causal_lower_right
+            mask_args = {"attn_mask": causal_lower_right(nq, nk)}
+        except ImportError:
+            pass
+    with math_sdpa(torch):
+        o = torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, scale=scale,
+                                                             **mask_args)
+    empty = ~allowed_keys(torch, nq, nk, kwargs).any(dim=1)
+    o[:, :, empty, :] = 0
+    return o.transpose(1, 2)
+
+
+@pytest.mark.parametrize("variant", ["v1", "v2"])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("seqlens", MASK_SEQLENS, ids=lambda s: "%dx%d" % s)
+@pytest.mark.parametrize("mask", list(MASKS))
+def test_masks(lib, torch, mask, seqlens, dtype, variant):
+    nq, nk = seqlens
+    kwargs = MASKS[mask]
+    d = 64 if variant == "v2" else 40
+    (q, k, v), _ = inputs(torch, nq, nk, 2, d, dtype, "bnhd", seed=nq + nk)
+    o, lse = flashattn.forward(q, k, v, variant=variant, return_lse=True, **kwargs)
+    torch.cuda.synchronize()
+    scale = 1.0 / math.sqrt(d)
+    o_ref = masked_reference(torch, q, k, v, torch.float64, scale, kwargs)
+    o_pt = masked_reference(torch, q, k, v, getattr(torch, dtype), scale, kwargs)
+    check_output(torch, o, o_pt, o_ref, dtype)
+    keep = allowed_keys(torch, nq, nk, kwargs)
+    kk = k.repeat_interleave(HEADS_Q // 2, dim=2)
+    scores = torch.einsum("bqhd,bkhd->bhqk", q.double(), kk.double()) * scale
+    lse_ref = torch.logsumexp(scores.masked_fill(~keep, -math.inf), dim=-1)
+    empty = ~keep.any(dim=1)
+    assert torch.all(lse[:, :, empty] == -math.inf)
+    assert torch.all(o[:, empty] == 0)
+    if (~empty).any():
+        lse_err = (lse[:, :, ~empty].double() - lse_ref[:, :, ~empty]).abs().max().item()
+        assert lse_err <= LSE_TOLERANCE, "max |lse - ref64| = %.3g" % lse_err
 
 
 def test_no_keys(lib, torch):

@@ -172,6 +172,13 @@ int flash_battery(flash_battery_case *cases)
     ACCEPT("head_dim 59 (v1)", p = call_of(2, 4, 2, 3, 5, 59, FA_F16), V1);
     ACCEPT("head_dim 60, not a multiple of 8 (v1)", p = call_of(2, 4, 2, 3, 5, 60, FA_BF16), V1);
     ACCEPT("head_dim 256 fp32 (v1)", p = call_of(2, 4, 2, 3, 5, 256, FA_F32), V1);
+    ACCEPT("mask causal top-left", p.mask = FA_MASK_CAUSAL_TOP_LEFT, V2);
+    ACCEPT("mask causal bottom-right", p.mask = FA_MASK_CAUSAL_BOTTOM_RIGHT, V2);
+    ACCEPT("mask window (3, 0)", (p.mask = FA_MASK_WINDOW, p.window_left = 3), V2);
+    ACCEPT("mask window (-1, -1): unbounded", (p.mask = FA_MASK_WINDOW, p.window_left = -1,
+                                              p.window_right = -1), V2);
+    ACCEPT("window_left -5 ignored without FA_MASK_WINDOW",
+           (p.mask = FA_MASK_CAUSAL_TOP_LEFT, p.window_left = -5), V2);
     ACCEPT("scale 0: the default 1 / sqrt(head_dim)", p.scale = 0.0f, V2);
     ACCEPT("scale -0: the default", p.scale = -0.0f, V2);
     ACCEPT("scale 2", p.scale = 2.0f, V2);
@@ -211,11 +218,12 @@ int flash_battery(flash_battery_case *cases)
     REFUSE("scale +inf", p.scale = INFINITY, FA_ERR_INVALID_ARGUMENT, "scale = inf");
     REFUSE("scale -inf", p.scale = -INFINITY, FA_ERR_INVALID_ARGUMENT, "scale = -inf");
     REFUSE("scale -0.5", p.scale = -0.5f, FA_ERR_INVALID_ARGUMENT, "scale = -0.5");
-    REFUSE("mask causal top-left", p.mask = FA_MASK_CAUSAL_TOP_LEFT, FA_ERR_UNSUPPORTED, "mask = 1");
-    REFUSE("mask causal bottom-right", p.mask = FA_MASK_CAUSAL_BOTTOM_RIGHT, FA_ERR_UNSUPPORTED,
-           "mask = 2");
-    REFUSE("mask window", p.mask = FA_MASK_WINDOW, FA_ERR_UNSUPPORTED, "mask = 3");
     REFUSE("mask 7", p.mask = (fa_mask)7, FA_ERR_INVALID_ARGUMENT, "mask = 7");
+    REFUSE("mask -1", p.mask = (fa_mask)-1, FA_ERR_INVALID_ARGUMENT, "mask = -1");
+    REFUSE("window_left -2", (p.mask = FA_MASK_WINDOW, p.window_left = -2), FA_ERR_INVALID_ARGUMENT,
+           "window_left = -2");
+    REFUSE("window_right -2", (p.mask = FA_MASK_WINDOW, p.window_right = -2),
+           FA_ERR_INVALID_ARGUMENT, "window_right = -2");
     REFUSE("variant 3", p.variant = (fa_variant)3, FA_ERR_INVALID_ARGUMENT, "variant = 3");
     REFUSE("variant -1", p.variant = (fa_variant)-1, FA_ERR_INVALID_ARGUMENT, "variant = -1");
 

@@ -51,16 +51,16 @@ static const struct {
  * this course for this GPU family. Not measured here.
  */
 static const double MINIMAL_TFLOPS = 0.44;
-static const flash_shape MINIMAL_SHAPE = {16, 32, 32, 1024, 1024, 64, FA_F32};
+static const flash_shape MINIMAL_SHAPE = {16, 32, 32, 1024, 1024, 64, FA_F32, FA_MASK_NONE};
 
 /** The call whose device memory is measured: B 1, H 16, N 16384, D 128, bf16. */
-static const flash_shape MEMORY_SHAPE = {1, 16, 16, TOKENS, TOKENS, 128, FA_BF16};
+static const flash_shape MEMORY_SHAPE = {1, 16, 16, TOKENS, TOKENS, 128, FA_BF16, FA_MASK_NONE};
 
 /** Median milliseconds of the reference's version @p version on @p shape. */
 static fa_status time_shape(int version, const flash_shape *shape, uint64_t seed, fa_stats *ms)
 {
     flash_timing t;
-    FA_TRY(flash_timing_alloc(&t, FA_IMPL_REFERENCE, version, shape, seed));
+    FA_TRY(flash_timing_alloc(&t, ref_flash_forward, version, shape, seed));
     const fa_timing_options timing = fa_timing_defaults();
     const fa_status status = fa_time_gpu(flash_timed, &t, &timing, ms);
     flash_timing_free(&t);
@@ -99,7 +99,7 @@ static fa_status bench_grid(const fa_run_options *options)
                     continue;
                 }
                 const flash_shape shape = {TOKENS / n, heads, heads, n, n, head_dim,
-                                           COLUMNS[c].dtype};
+                                           COLUMNS[c].dtype, FA_MASK_NONE};
                 fa_stats ms;
                 FA_TRY(time_shape(COLUMNS[c].version, &shape, options->seed, &ms));
                 printf(" %.1f (%.3f) |", tflops(&shape, ms.median), ms.median);
@@ -150,7 +150,7 @@ static fa_status forward_extra_bytes(int version, const flash_shape *shape, uint
                                      int64_t *extra)
 {
     flash_timing t;
-    FA_TRY(flash_timing_alloc(&t, FA_IMPL_REFERENCE, version, shape, seed));
+    FA_TRY(flash_timing_alloc(&t, ref_flash_forward, version, shape, seed));
     size_t before = 0, after = 0;
     fa_status status = fa_attention_forward(&t.params, 0);
     if (status == FA_OK)

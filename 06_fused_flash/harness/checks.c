@@ -13,7 +13,6 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "battery.h"
@@ -21,7 +20,6 @@
 #include "fa_rng.h"
 #include "fa_timing.h"
 #include "fixtures.h"
-#include "judge.h"
 #include "runners.h"
 
 enum { M23 = 23, VERSIONS = 2 };
@@ -98,40 +96,6 @@ static fa_status shape_refusal(const flash_spec *s, int version)
     return status == FA_ERR_NULL_POINTER ? FA_OK : status;
 }
 
-/* ---- one case -------------------------------------------------------------------------------- */
-
-/**
- * Runs version @p version of @p impl on @p c and judges o and lse under the
- * version's declared method, every row (or, from FLASH_SAMPLE_FROM query
- * rows on, the sample of flash_sample_rows()). False, @p result filled, on
- * a failure, an error or a version not implemented.
- */
-static bool run_case(fa_result *result, const char *name, fa_impl impl, int version,
-                     flash_case *c)
-{
-    const fa_attention_params *p = &c->call.params;
-    const flash_sizes sizes = flash_sizes_of(p);
-    int64_t overwritten = 0;
-    if (!fa_result_status(result, name, flash_run_on_host(impl, version, p, &sizes, &overwritten)))
-        return false;
-    if (!fa_result_canaries(result, name, "o or lse", overwritten))
-        return false;
-    fa_attn_method method;
-    if (!fa_result_status(result, name, flash_method(&c->call, version, &method)))
-        return false;
-    int64_t *rows = NULL, count = p->nq;
-    if (p->nq >= FLASH_SAMPLE_FROM) {
-        rows = malloc((size_t)p->nq * sizeof(int64_t));
-        if (rows == NULL)
-            return fa_result_status(result, name,
-                                    fa_fail(FA_ERR_OUT_OF_MEMORY, "stage06: no host memory"));
-        count = flash_sample_rows(p->nq, rows);
-    }
-    const bool ok = flash_result_judge(result, name, &c->call, &method, rows, count);
-    free(rows);
-    return ok;
-}
-
 /**
  * The fixtures (unless problem flags were given) and the cases of one
  * version; false at the first case that fails, errs or is not implemented.
@@ -149,7 +113,7 @@ static bool check_version(int version, fa_impl impl, const fa_run_options *optio
             fa_result_status(result, name,
                              flash_fixture_make(f, flash_block_n(version, 8), default_dtype(version),
                                                 &x)) &&
-            run_case(result, name, impl, version, &x.c);
+            flash_result_run(result, name, flash_forward_of(impl), version, &x.c);
         flash_fixture_free(&x);
         if (!ok)
             return false;
@@ -173,7 +137,7 @@ static bool check_version(int version, fa_impl impl, const fa_run_options *optio
         const bool ok =
             fa_result_status(result, name,
                              flash_case_random(&c, &s, flash_block_n(version, s.head_dim), &rng)) &&
-            run_case(result, name, impl, version, &c);
+            flash_result_run(result, name, flash_forward_of(impl), version, &c);
         flash_case_free(&c);
         if (!ok)
             return false;
@@ -243,11 +207,11 @@ static fa_status probe_23(fa_impl impl, const fa_run_options *options)
 {
     const fa_attention_params empty = {.dtype = FA_BF16, .heads_kv = 1, .head_dim = 64};
     if (options->version != 0)
-        return flash_forward_launch(impl, options->version, &empty, 0);
+        return flash_forward_of(impl)(options->version, &empty, 0);
     fa_status first = FA_OK;
     char message[FA_RESULT_DETAIL] = "";
     for (int version = 1; version <= VERSIONS; ++version) {
-        const fa_status status = flash_forward_launch(impl, version, &empty, 0);
+        const fa_status status = flash_forward_of(impl)(version, &empty, 0);
         if (status == FA_OK)
             return FA_OK;
         if (version == 1) {
@@ -283,11 +247,12 @@ static flash_shape timed_shape(const fa_run_options *options, int version)
 {
     if (options->problem.given == 0) {
         const flash_shape s = {TIMED_BATCH, TIMED_HEADS, TIMED_HEADS, TIMED_N, TIMED_N, TIMED_D,
-                               default_dtype(version)};
+                               default_dtype(version), FA_MASK_NONE};
         return s;
     }
     const flash_spec f = flags_spec(options, version);
-    const flash_shape s = {f.batch, f.heads_q, f.heads_kv, f.nq, f.nk, f.head_dim, f.dtype};
+    const flash_shape s = {f.batch, f.heads_q, f.heads_kv, f.nq, f.nk, f.head_dim, f.dtype,
+                           FA_MASK_NONE};
     return s;
 }
 
@@ -297,7 +262,7 @@ static fa_status time_version(int version, fa_impl impl, const fa_run_options *o
 {
     const flash_shape shape = timed_shape(options, version);
     flash_timing t;
-    FA_TRY(flash_timing_alloc(&t, impl, version, &shape, options->seed));
+    FA_TRY(flash_timing_alloc(&t, flash_forward_of(impl), version, &shape, options->seed));
     const fa_timing_options timing = fa_timing_defaults();
     fa_stats stats;
     const fa_status status = fa_time_gpu(flash_timed, &t, &timing, &stats);

@@ -69,13 +69,18 @@ static const char *const SCORE_NAMES[FLASH_SCORE_KINDS] = {"", " bias", " late-m
 
 const char *flash_spec_describe(const flash_spec *s, char *buf, size_t cap)
 {
-    char scale[32] = "";
+    char scale[32] = "", mask[48] = "";
     if (s->scale != 0.0f)
         snprintf(scale, sizeof scale, " scale=%.3g", (double)s->scale);
-    snprintf(buf, cap, "nq=%lld nk=%lld d=%lld %s %s %s%s%s%s%s%s", (long long)s->nq,
+    if (s->mask == FA_MASK_CAUSAL_TOP_LEFT || s->mask == FA_MASK_CAUSAL_BOTTOM_RIGHT)
+        snprintf(mask, sizeof mask, " causal-%s", s->mask == FA_MASK_CAUSAL_TOP_LEFT ? "tl" : "br");
+    else if (s->mask == FA_MASK_WINDOW)
+        snprintf(mask, sizeof mask, " window=%lld,%lld", (long long)s->window_left,
+                 (long long)s->window_right);
+    snprintf(buf, cap, "nq=%lld nk=%lld d=%lld %s %s %s%s%s%s%s%s%s", (long long)s->nq,
              (long long)s->nk, (long long)s->head_dim, fa_dtype_name(s->dtype),
              flash_layout_name(s->layout), flash_heads_kind(s), s->o_fp32 ? " o=fp32" : "", scale,
-             s->padded ? " padded" : "", s->lse ? "" : " no-lse", SCORE_NAMES[s->scores]);
+             s->padded ? " padded" : "", s->lse ? "" : " no-lse", SCORE_NAMES[s->scores], mask);
     return buf;
 }
 
@@ -228,7 +233,7 @@ static fa_status plain_inputs(flash_case *c, const flash_spec *s, fa_attn_proble
     }
     *problem = (fa_attn_problem){.batch = s->batch, .heads_q = s->heads_q, .heads_kv = s->heads_kv,
                                  .nq = s->nq, .nk = s->nk, .head_dim = s->head_dim,
-                                 .mask = FA_MASK_NONE, .q = problem->q, .k = problem->k, .v = problem->v};
+                                 .q = problem->q, .k = problem->k, .v = problem->v};
     return FA_OK;
 }
 
@@ -238,7 +243,7 @@ static fa_status case_alloc(flash_case *c, const flash_spec *s)
     if (s->head_dim >= FA_CASE_MIN_HEAD_DIM) {
         const fa_case_shape shape = {s->batch,     s->heads_q,          s->heads_kv,
                                      s->nq,        s->nk,               s->head_dim,
-                                     FA_MASK_NONE, s->dtype,            s->layout == FLASH_BNHD,
+                                     s->mask,      s->dtype,            s->layout == FLASH_BNHD,
                                      false,        s->padded ? FLASH_PAD_ROWS : 0};
         FA_TRY(fa_case_create(&c->inputs, &shape));
         problem = c->inputs.problem;
@@ -256,6 +261,9 @@ static fa_status case_alloc(flash_case *c, const flash_spec *s)
     p->v_strides = strides_of(&problem.v);
     p->o_strides = o_strides(s);
     p->scale = s->scale;
+    p->mask = problem.mask = s->mask;
+    p->window_left = problem.window_left = s->window_left;
+    p->window_right = problem.window_right = s->window_right;
     /* The generators design scores through the problem's scale: it must be the kernels'. */
     problem.scale = (double)fa_attention_scale(p);
     c->inputs.problem.scale = problem.scale;
@@ -390,7 +398,7 @@ static fa_status two_tile(int64_t bc, fa_dtype dtype, flash_fixture *x)
         return fa_fail(FA_ERR_INVALID_ARGUMENT, "fixture '2-tile': block_n = %lld, expected a power "
                                                 "of two >= 4", (long long)bc);
     const flash_spec s = {1, 2, 1, 2, bc + 2, TWO_TILE_D, dtype, FLASH_BNHD, false, false, true,
-                          FA_LN2_F, FLASH_SCORES_SPREAD, 1.0};
+                          FA_LN2_F, FLASH_SCORES_SPREAD, 1.0, FA_MASK_NONE, 0, 0};
     FA_TRY(flash_case_alloc(&x->c, &s));
     fa_attn_case *in = &x->c.inputs;
     const double b = (double)log2_of(bc);
@@ -424,7 +432,7 @@ static fa_status two_tile(int64_t bc, fa_dtype dtype, flash_fixture *x)
 static fa_status no_keys(fa_dtype dtype, flash_fixture *x)
 {
     const flash_spec s = {1, 2, 1, 3, 0, 8, dtype, FLASH_BNHD, false, false, true,
-                          FA_LN2_F, FLASH_SCORES_SPREAD, 1.0};
+                          FA_LN2_F, FLASH_SCORES_SPREAD, 1.0, FA_MASK_NONE, 0, 0};
     FA_TRY(flash_case_alloc(&x->c, &s));
     for (int64_t h = 0; h < 2; ++h)
         for (int64_t i = 0; i < 3; ++i) {

@@ -96,6 +96,8 @@ typedef struct flash_spec {
     float scale;          /**< 0: the default 1 / sqrt(head_dim) */
     flash_scores scores;  /**< where the maxima sit */
     double spread;        /**< standard deviation of the scaled random scores */
+    fa_mask mask;         /**< FA_MASK_NONE in stage 06's grid; stage 07's cases set every mask */
+    int64_t window_left, window_right; /**< FA_MASK_WINDOW's extents */
 } flash_spec;
 
 /** "mha", "gqa" or "mqa" for the heads of @p s. */
@@ -103,8 +105,9 @@ const char *flash_heads_kind(const flash_spec *s);
 
 /**
  * Writes the description of @p s that names a case: "nq=113 nk=203 d=40
- * bf16 bhnd gqa o=fp32", with " scale=0.118", " padded" and " no-lse" where
- * they apply. Returns @p buf.
+ * bf16 bhnd gqa o=fp32", with " scale=0.118", " padded", " no-lse" and the
+ * mask (" causal-tl", " causal-br", " window=17,0") where they apply.
+ * Returns @p buf.
  */
 const char *flash_spec_describe(const flash_spec *s, char *buf, size_t cap);
 

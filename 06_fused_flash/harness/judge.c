@@ -5,6 +5,7 @@
  */
 #include "judge.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,4 +173,37 @@ bool flash_result_judge(fa_result *result, const char *name, const flash_call *c
     fa_shape shape = fa_shape_4d(p->batch, p->heads_q, p->nq, o_wrong ? p->head_dim : 1);
     shape.rank = o_wrong ? 4 : 3; /* lse: (batch, head, row) */
     return fa_result_uncovered(result, name, o_wrong ? "o" : "lse", report, &shape);
+}
+
+/** |got - want| within @p tolerance relative to 1 + |want|; infinities equal. */
+static bool near(double got, double want, double tolerance)
+{
+    if (isinf(want))
+        return got == want;
+    return fabs(got - want) <= tolerance * (1.0 + fabs(want));
+}
+
+fa_status flash_fixture_verify(flash_fixture *x, const fa_attn_method *method, double tolerance,
+                               flash_fixture_verdict *verdict)
+{
+    const fa_attention_params *p = &x->c.call.params;
+    fa_attn_reference ref = {0};
+    FA_TRY(fa_attention_reference(&x->c.call.problem, method, &ref));
+    const int64_t rows = flash_lse_count(p);
+    verdict->differing = 0;
+    for (int64_t i = 0; i < rows * p->head_dim; ++i)
+        verdict->differing += !near(ref.o[i], x->o[i], tolerance);
+    for (int64_t i = 0; i < rows; ++i)
+        verdict->differing += !near(ref.lse[i], x->lse[i], tolerance);
+    fa_attn_reference_free(&ref);
+    const fa_dtype out = flash_o_dtype(p);
+    for (int64_t h = 0; h < p->heads_q; ++h)
+        for (int64_t r = 0; r < p->nq; ++r) {
+            const int64_t i = h * p->nq + r;
+            const int64_t at = h * p->o_strides.head + r * p->o_strides.row;
+            for (int64_t c = 0; c < p->head_dim; ++c)
+                fa_store(p->o, out, at + c, (float)x->o[i * p->head_dim + c]);
+            p->lse[i] = (float)x->lse[i];
+        }
+    return flash_judge(&x->c.call, method, NULL, 0, &verdict->written);
 }

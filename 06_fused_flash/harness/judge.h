@@ -88,6 +88,22 @@ fa_status flash_judge(const flash_call *call, const fa_attn_method *method, cons
 bool flash_result_judge(fa_result *result, const char *name, const flash_call *call,
                         const fa_attn_method *method, const int64_t *rows, int64_t count);
 
+/** What the hand values of a fixture came to (flash_fixture_verify()). */
+typedef struct flash_fixture_verdict {
+    int64_t differing;     /**< hand values of o and lse farther than the tolerance from the reference */
+    flash_verdict written; /**< the judge's verdict on the hand values written as a kernel's output */
+} flash_fixture_verdict;
+
+/**
+ * The hand arithmetic of fixture @p x under @p method: its o and lse against
+ * fa_attention_reference()'s, each within @p tolerance relative (infinities
+ * equal), and the judge's verdict when the hand values, rounded as a kernel
+ * stores them, are written into the call's outputs (batch 1). The reference's
+ * status, or FA_OK with @p verdict filled.
+ */
+fa_status flash_fixture_verify(flash_fixture *x, const fa_attn_method *method, double tolerance,
+                               flash_fixture_verdict *verdict);
+
 #ifdef __cplusplus
 }
 #endif

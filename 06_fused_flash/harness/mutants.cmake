@@ -22,7 +22,7 @@
 set(stage06_mutants [=[
 o_not_rescaled|2|05_tiled_blocks/tiles_2_tensor_cores.cuh|o[i][n][e] *= alpha[i][e / 2];|o[i][n][e] *= 1.0f;|judge:10
 pv_in_bf16|2|05_tiled_blocks/tiles_2_tensor_cores.cuh|o[i][n][e] *= alpha[i][e / 2];|o[i][n][e] = __bfloat162float(__float2bfloat16(o[i][n][e] * alpha[i][e / 2]));|judge:1
-tail_unmasked|2|06_fused_flash/flash_2_tensor_cores.cuh|if (key0 + BC > p.nk)|if (false)|judge:10
+tail_unmasked|2|06_fused_flash/flash_2_tensor_cores.cuh|if (causal_tile_masked(tiles, t))|if (false)|judge:10
 lse_without_max|2|05_tiled_blocks/tiles_2_tensor_cores.cuh|fmaf(scale, m[i][h], logf(l[i][h]))|logf(l[i][h])|judge:10
 scale_twice|2|06_fused_flash/flash_2_tensor_cores.cuh|const float c = scale * FA_LOG2E_F;|const float c = scale * scale * FA_LOG2E_F;|judge:10
 v1_barrier_dropped|1|06_fused_flash/flash_1_cuda_cores.cuh|__syncthreads(); /* the previous tile's K, V and P are no longer read */|/* barrier dropped */|racecheck

@@ -2,14 +2,15 @@
 #include "runners.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "fa_device.h"
+#include "fa_problem.h"
+#include "judge.h"
 
-fa_status flash_forward_launch(fa_impl impl, int version, const fa_attention_params *p,
-                               cudaStream_t stream)
+flash_launcher flash_forward_of(fa_impl impl)
 {
-    return (impl == FA_IMPL_LEARNER ? learner_flash_forward : ref_flash_forward)(version, p,
-                                                                               stream);
+    return impl == FA_IMPL_LEARNER ? learner_flash_forward : ref_flash_forward;
 }
 
 fa_status flash_validate(fa_impl impl, const fa_attention_params *p, fa_variant *chosen)
@@ -32,7 +33,7 @@ static size_t input_bytes(const fa_attention_params *p, const fa_strides *stride
                     fa_dtype_size(p->dtype));
 }
 
-fa_status flash_run_on_host(fa_impl impl, int version, const fa_attention_params *host,
+fa_status flash_run_on_host(flash_launcher launch, int version, const fa_attention_params *host,
                             const flash_sizes *sizes, int64_t *overwritten)
 {
     fa_attention_params device = *host;
@@ -60,7 +61,7 @@ fa_status flash_run_on_host(fa_impl impl, int version, const fa_attention_params
         status = fa_attention_supported(&device, NULL);
     }
     if (status == FA_OK)
-        status = flash_forward_launch(impl, version, &device, 0);
+        status = launch(version, &device, 0);
     if (status == FA_OK)
         status = fa_canary_download(host->o, o, (size_t)sizes->o_bytes, overwritten);
     if (status == FA_OK && host->lse != NULL)
@@ -71,6 +72,32 @@ fa_status flash_run_on_host(fa_impl impl, int version, const fa_attention_params
     fa_device_free(o);
     fa_device_free(lse);
     return status;
+}
+
+bool flash_result_run(fa_result *result, const char *name, flash_launcher launch, int version,
+                      flash_case *c)
+{
+    const fa_attention_params *p = &c->call.params;
+    const flash_sizes sizes = flash_sizes_of(p);
+    int64_t overwritten = 0;
+    if (!fa_result_status(result, name, flash_run_on_host(launch, version, p, &sizes, &overwritten)))
+        return false;
+    if (!fa_result_canaries(result, name, "o or lse", overwritten))
+        return false;
+    fa_attn_method method;
+    if (!fa_result_status(result, name, flash_method(&c->call, version, &method)))
+        return false;
+    int64_t *rows = NULL, count = p->nq;
+    if (p->nq >= FLASH_SAMPLE_FROM) {
+        rows = malloc((size_t)p->nq * sizeof(int64_t));
+        if (rows == NULL)
+            return fa_result_status(result, name,
+                                    fa_fail(FA_ERR_OUT_OF_MEMORY, "flash case: no host memory"));
+        count = flash_sample_rows(p->nq, rows);
+    }
+    const bool ok = flash_result_judge(result, name, &c->call, &method, rows, count);
+    free(rows);
+    return ok;
 }
 
 /* ---- timing ----------------------------------------------------------------------------------- */
@@ -88,8 +115,9 @@ void flash_shape_label(const flash_shape *s, char *label, size_t cap)
         snprintf(heads, sizeof heads, "%lld", (long long)s->heads_q);
     else
         snprintf(heads, sizeof heads, "%lld/%lld", (long long)s->heads_q, (long long)s->heads_kv);
-    snprintf(label, cap, "%lld x %s x %lld x %lld d%lld %s", (long long)s->batch, heads,
-             (long long)s->nq, (long long)s->nk, (long long)s->head_dim, fa_dtype_name(s->dtype));
+    snprintf(label, cap, "%lld x %s x %lld x %lld d%lld %s%s%s", (long long)s->batch, heads,
+             (long long)s->nq, (long long)s->nk, (long long)s->head_dim, fa_dtype_name(s->dtype),
+             s->mask != FA_MASK_NONE ? " " : "", s->mask != FA_MASK_NONE ? fa_mask_flag_name(s->mask) : "");
 }
 
 void flash_timing_free(flash_timing *t)
@@ -107,6 +135,7 @@ static fa_status timing_alloc(flash_timing *t, const flash_shape *s, uint64_t se
     fa_attention_params *p = &t->params;
     *p = flash_params(s->batch, s->heads_q, s->heads_kv, s->nq, s->nk, s->head_dim, s->dtype);
     p->variant = (fa_variant)t->version;
+    p->mask = s->mask;
     const int64_t q_count = s->batch * s->nq * s->heads_q * s->head_dim;
     const int64_t kv_count = s->batch * s->nk * s->heads_kv * s->head_dim;
     const void **inputs[3] = {&p->q, &p->k, &p->v};
@@ -124,10 +153,10 @@ static fa_status timing_alloc(flash_timing *t, const flash_shape *s, uint64_t se
     return fa_attention_supported(p, NULL);
 }
 
-fa_status flash_timing_alloc(flash_timing *t, fa_impl impl, int version, const flash_shape *shape,
-                             uint64_t seed)
+fa_status flash_timing_alloc(flash_timing *t, flash_launcher launch, int version,
+                             const flash_shape *shape, uint64_t seed)
 {
-    *t = (flash_timing){.impl = impl, .version = version};
+    *t = (flash_timing){.launch = launch, .version = version};
     const fa_status status = timing_alloc(t, shape, seed);
     if (status != FA_OK)
         flash_timing_free(t);
@@ -138,5 +167,5 @@ fa_status flash_timed(void *context, int rep, cudaStream_t stream)
 {
     (void)rep; /* the L2 is flushed between repetitions: no rotation of inputs needed */
     const flash_timing *t = context;
-    return flash_forward_launch(t->impl, t->version, &t->params, stream);
+    return t->launch(t->version, &t->params, stream);
 }

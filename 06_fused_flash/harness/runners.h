@@ -8,6 +8,7 @@
 #ifndef FLASH_RUNNERS_H
 #define FLASH_RUNNERS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,12 +23,15 @@ extern "C" {
 #endif
 
 /**
- * Version @p version (1 or 2) of @p impl's M23 on the device call @p p:
- * ref_flash_forward() or learner_flash_forward(). @p p must have been
- * validated for that version.
+ * A forward launcher: version @p version of one implementation on the
+ * device call @p p, validated beforehand for that version. Stage 06's are
+ * ref_flash_forward() and learner_flash_forward(); stage 07 runs its M25
+ * through the same runners.
  */
-fa_status flash_forward_launch(fa_impl impl, int version, const fa_attention_params *p,
-                               cudaStream_t stream);
+typedef fa_status (*flash_launcher)(int version, const fa_attention_params *p, cudaStream_t stream);
+
+/** @p impl's M23: ref_flash_forward() or learner_flash_forward(). */
+flash_launcher flash_forward_of(fa_impl impl);
 
 /** @p impl's M24: ref_attention_validate() or learner_attention_validate(). */
 fa_status flash_validate(fa_impl impl, const fa_attention_params *p, fa_variant *chosen);
@@ -42,7 +46,7 @@ typedef struct flash_sizes {
 flash_sizes flash_sizes_of(const fa_attention_params *host);
 
 /**
- * Runs version @p version of @p impl's M23 on @p host, a call on host memory
+ * Runs version @p version of @p launch on @p host, a call on host memory
  * (fixtures.h): uploads the spans of q, k and v followed by NaN canaries
  * (fa_canary_input()), makes o and lse poisoned device buffers of @p sizes
  * followed by poisoned canaries (fa_canary_output()), validates the device
@@ -53,24 +57,35 @@ flash_sizes flash_sizes_of(const fa_attention_params *host);
  * the kernel wrote. @p sizes is normally flash_sizes_of(host); a test may
  * shrink an output to see the canaries catch the last element.
  */
-fa_status flash_run_on_host(fa_impl impl, int version, const fa_attention_params *host,
+fa_status flash_run_on_host(flash_launcher launch, int version, const fa_attention_params *host,
                             const flash_sizes *sizes, int64_t *overwritten);
+
+/**
+ * Runs version @p version of @p launch on @p c (flash_run_on_host()) and
+ * judges o and lse under the version's declared method, every row (or, from
+ * FLASH_SAMPLE_FROM query rows on, the sample of flash_sample_rows()), and
+ * the canaries. False, @p result filled, on a failure, an error or a
+ * version not implemented.
+ */
+bool flash_result_run(fa_result *result, const char *name, flash_launcher launch, int version,
+                      flash_case *c);
 
 /** The shape of a timed call: contiguous [B,N,H,D] tensors, o in the input dtype, lse written. */
 typedef struct flash_shape {
     int64_t batch, heads_q, heads_kv, nq, nk, head_dim;
     fa_dtype dtype;
+    fa_mask mask; /**< none unless set (stage 07): a causal mask or none, no window */
 } flash_shape;
 
 /** 4 B Hq nq nk D: the flops of S = Q K^T and O = P V (two multiply-adds per product). */
 double flash_flop(const flash_shape *s);
 
-/** "16 x 16 x 1024 x 1024 d64 bf16": batch x heads x nq x nk, head dimension, dtype. */
+/** "16 x 16 x 1024 x 1024 d64 bf16": batch x heads x nq x nk, head dimension, dtype (and a mask). */
 void flash_shape_label(const flash_shape *s, char *label, size_t cap);
 
 /** A call on device tensors, for timing (flash_timed()). */
 typedef struct flash_timing {
-    fa_impl impl;
+    flash_launcher launch;
     int version;
     fa_attention_params params; /**< device q, k, v of normal(0, 1) values; o, lse; variant = version */
 } flash_timing;
@@ -80,8 +95,8 @@ typedef struct flash_timing {
  * (fa_device_fill_normal()) and validates the call for version @p version
  * (its refusal is returned, nothing left allocated).
  */
-fa_status flash_timing_alloc(flash_timing *t, fa_impl impl, int version, const flash_shape *shape,
-                             uint64_t seed);
+fa_status flash_timing_alloc(flash_timing *t, flash_launcher launch, int version,
+                             const flash_shape *shape, uint64_t seed);
 void flash_timing_free(flash_timing *t);
 
 /** An fa_time_gpu() work function: one forward call of the flash_timing @p context. */

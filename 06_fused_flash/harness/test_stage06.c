@@ -369,14 +369,6 @@ static void test_variant_names(fa_tests *t)
 
 /* ---- CPU: fixtures and the judge ------------------------------------------------------------- */
 
-/** |got - want| within @p tolerance (relative to 1 + |want|), or equal infinities. */
-static bool near(double got, double want, double tolerance)
-{
-    if (isinf(want))
-        return got == want;
-    return fabs(got - want) <= tolerance * (1.0 + fabs(want));
-}
-
 /**
  * Writes what a correct kernel would: the reference of @p call under
  * @p method, rounded to o's dtype, into o's span through its strides, and
@@ -425,39 +417,17 @@ static void test_fixtures(fa_tests *t)
                 const fa_status made = flash_fixture_make(f, flash_block_n(version, 8), dtypes[d], &x);
                 if (!FA_EXPECT(t, made == FA_OK, "fixture '%s': %s", name, fa_last_error()))
                     continue;
-                const fa_attention_params *p = &x.c.call.params;
                 fa_attn_method method;
-                fa_attn_reference ref = {0};
+                flash_fixture_verdict v;
                 if (FA_EXPECT(t, flash_method(&x.c.call, version, &method) == FA_OK &&
-                                     fa_attention_reference(&x.c.call.problem, &method, &ref) == FA_OK,
+                                     flash_fixture_verify(&x, &method, 1e-6, &v) == FA_OK,
                               "v%d fixture '%s' %s: %s", version, name, fa_dtype_name(dtypes[d]),
-                              fa_last_error())) {
-                    const int64_t rows = flash_lse_count(p);
-                    int64_t wrong = 0;
-                    for (int64_t i = 0; i < rows * p->head_dim; ++i)
-                        wrong += !near(ref.o[i], x.o[i], 1e-6);
-                    for (int64_t i = 0; i < rows; ++i)
-                        wrong += !near(ref.lse[i], x.lse[i], 1e-6);
-                    FA_EXPECT(t, wrong == 0, "v%d fixture '%s' %s: %lld hand values differ from "
-                                             "the reference", version, name,
-                              fa_dtype_name(dtypes[d]), (long long)wrong);
-                    /* The hand values, rounded as a kernel stores them, are covered. */
-                    const fa_dtype out = flash_o_dtype(p);
-                    for (int64_t h = 0; h < p->heads_q; ++h) /* batch 1 */
-                        for (int64_t r = 0; r < p->nq; ++r) {
-                            const int64_t i = h * p->nq + r;
-                            const int64_t at = h * p->o_strides.head + r * p->o_strides.row;
-                            for (int64_t c = 0; c < p->head_dim; ++c)
-                                fa_store(p->o, out, at + c, (float)x.o[i * p->head_dim + c]);
-                            p->lse[i] = (float)x.lse[i];
-                        }
-                    flash_verdict v;
-                    FA_EXPECT(t, flash_judge(&x.c.call, &method, NULL, 0, &v) == FA_OK && v.covered,
-                              "v%d fixture '%s' %s: the hand values are not covered (o worst "
-                              "%.3g, lse worst %.3g)", version, name, fa_dtype_name(dtypes[d]),
-                              v.o.worst_ratio, v.lse.worst_ratio);
-                }
-                fa_attn_reference_free(&ref);
+                              fa_last_error()))
+                    FA_EXPECT(t, v.differing == 0 && v.written.covered,
+                              "v%d fixture '%s' %s: %lld hand values differ from the reference; "
+                              "written as a kernel's, covered %d (o worst %.3g, lse worst %.3g)",
+                              version, name, fa_dtype_name(dtypes[d]), (long long)v.differing,
+                              v.written.covered, v.written.o.worst_ratio, v.written.lse.worst_ratio);
                 flash_fixture_free(&x);
             }
 }
@@ -557,13 +527,13 @@ static void test_judge(fa_tests *t)
         flash_spec spec;
     } cases[] = {
         {2, {2, 4, 2, 70, 45, 40, FA_BF16, FLASH_BHND, true, false, true, 0.0f,
-             FLASH_SCORES_ROW_BIAS, 1.0}},
+             FLASH_SCORES_ROW_BIAS, 1.0, FA_MASK_NONE, 0, 0}},
         {2, {1, 3, 1, 33, 130, 64, FA_F16, FLASH_BNHD, false, true, false, 0.0f,
-             FLASH_SCORES_LATE_MAX, 3.0}},
+             FLASH_SCORES_LATE_MAX, 3.0, FA_MASK_NONE, 0, 0}},
         {1, {2, 2, 2, 20, 10, 2, FA_F32, FLASH_BNHD, false, false, true, 0.3f,
-             FLASH_SCORES_SPREAD, 1.0}},
+             FLASH_SCORES_SPREAD, 1.0, FA_MASK_NONE, 0, 0}},
         {1, {1, 2, 1, 65, 70, 59, FA_BF16, FLASH_BHND, true, true, true, 0.0f,
-             FLASH_SCORES_RISING, 8.0}},
+             FLASH_SCORES_RISING, 8.0, FA_MASK_NONE, 0, 0}},
     };
     for (int c = 0; c < FA_COUNT_OF(cases); ++c) {
         const flash_spec *s = &cases[c].spec;
@@ -633,7 +603,7 @@ static void test_judge(fa_tests *t)
     /* A sampled call: rows 0..63, 1036..1099 and 3 mod 16 of 1100 rows; a mistake in row 1050
      * (in the sample) is reported at row 1050, one in row 500 (not in it) is not seen. */
     const flash_spec s = {1, 2, 1, 1100, 20, 8, FA_BF16, FLASH_BNHD, false, false, true, 0.0f,
-                          FLASH_SCORES_SPREAD, 1.0};
+                          FLASH_SCORES_SPREAD, 1.0, FA_MASK_NONE, 0, 0};
     int64_t rows[1100];
     const int64_t count = flash_sample_rows(s.nq, rows);
     FA_EXPECT(t, count == 64 + 64 + 61 && rows[0] == 0 && rows[64] == 67 &&
@@ -734,7 +704,7 @@ static bool reference_run(fa_tests *t, int version, flash_case *c, const char *w
     const flash_sizes sizes = flash_sizes_of(&c->call.params);
     int64_t overwritten = 0;
     const fa_status status =
-        flash_run_on_host(FA_IMPL_REFERENCE, version, &c->call.params, &sizes, &overwritten);
+        flash_run_on_host(ref_flash_forward, version, &c->call.params, &sizes, &overwritten);
     return FA_EXPECT(t, status == FA_OK && overwritten == 0, "v%d %s: %s (%lld canary bytes)",
                      version, what, fa_last_error(), (long long)overwritten);
 }
@@ -757,7 +727,7 @@ static bool reference_run(fa_tests *t, int version, flash_case *c, const char *w
 static void test_method_ablation(fa_tests *t)
 {
     const flash_spec s = {1, 2, 2, 128, 64, 64, FA_BF16, FLASH_BNHD, false, true, true, 0.0f,
-                          FLASH_SCORES_SPREAD, 1.0};
+                          FLASH_SCORES_SPREAD, 1.0, FA_MASK_NONE, 0, 0};
     fa_rng rng;
     fa_rng_seed(&rng, SEED, 30);
     flash_case c;
@@ -812,7 +782,7 @@ static int64_t unwritten(const flash_case *c)
 static void test_canaries(fa_tests *t)
 {
     const flash_spec s = {2, 4, 2, 70, 100, 64, FA_BF16, FLASH_BNHD, false, false, true, 0.0f,
-                          FLASH_SCORES_SPREAD, 1.0};
+                          FLASH_SCORES_SPREAD, 1.0, FA_MASK_NONE, 0, 0};
     for (int version = 1; version <= 2; ++version) {
         fa_rng rng;
         fa_rng_seed(&rng, SEED, 40 + (uint64_t)version);
@@ -833,7 +803,7 @@ static void test_canaries(fa_tests *t)
             int64_t overwritten = 0;
             flash_case_poison(&c);
             const fa_status status =
-                flash_run_on_host(FA_IMPL_REFERENCE, version, p, &sizes, &overwritten);
+                flash_run_on_host(ref_flash_forward, version, p, &sizes, &overwritten);
             FA_EXPECT(t, status == FA_OK && overwritten > 0,
                       "v%d, %s one element short: the canaries must catch the write (%lld "
                       "bytes, %s)",
@@ -857,7 +827,7 @@ static void test_nan_propagation(fa_tests *t)
 {
     enum { B = 2, HQ = 4, HKV = 2, NQ = 70, NK = 100, D = 64 };
     const flash_spec s = {B, HQ, HKV, NQ, NK, D, FA_BF16, FLASH_BNHD, false, false, true, 0.0f,
-                          FLASH_SCORES_SPREAD, 1.0};
+                          FLASH_SCORES_SPREAD, 1.0, FA_MASK_NONE, 0, 0};
     static const char *const names[] = {"q row", "k key", "v key"};
     /* q: (batch 1, head 3, row 66, dim 5); k: (batch 0, kv head 1, key 37, dim 9);
      * v: (batch 1, kv head 0, key 80, column 11). */
@@ -928,7 +898,7 @@ static void test_large_offsets(fa_tests *t)
         const flash_layout layout = version == 1 ? FLASH_BNHD : FLASH_BHND;
         /* k, v and the table of q rows from a small case; q and o made here. */
         const flash_spec small = {1, HEADS, HEADS, TABLE_ROWS, NK, D, FA_BF16, layout, false,
-                                  false, true, 0.0f, FLASH_SCORES_SPREAD, 1.0};
+                                  false, true, 0.0f, FLASH_SCORES_SPREAD, 1.0, FA_MASK_NONE, 0, 0};
         fa_rng rng;
         fa_rng_seed(&rng, SEED, 60 + (uint64_t)version);
         flash_case c;
@@ -965,7 +935,7 @@ static void test_large_offsets(fa_tests *t)
         FA_EXPECT(t, elements > ((int64_t)1 << 31), "q holds %lld elements", (long long)elements);
         const flash_sizes sizes = flash_sizes_of(p);
         int64_t overwritten = 0;
-        const fa_status status = flash_run_on_host(FA_IMPL_REFERENCE, version, p, &sizes, &overwritten);
+        const fa_status status = flash_run_on_host(ref_flash_forward, version, p, &sizes, &overwritten);
         if (FA_EXPECT(t, status == FA_OK && overwritten == 0,
                       "v%d on 2^31 + %lld elements: %s (%lld canary bytes)", version,
                       (long long)(elements - ((int64_t)1 << 31)), fa_last_error(),

@@ -57,10 +57,11 @@
  *    b. scale is 0 (meaning 1 / sqrt(head_dim)) or finite and > 0, else
  *       FA_ERR_INVALID_ARGUMENT (NaN, inf, negative: the kernels take the max
  *       of the raw scores and fold the scale into exp2, which needs scale > 0);
- *    c. mask is FA_MASK_NONE: fa_require_mask(API, mask, FA_MASK_NONE) gives
- *       FA_ERR_INVALID_ARGUMENT for a value that is no fa_mask and
- *       FA_ERR_UNSUPPORTED for the others (the causal masks and windows are
- *       stage 07's);
+ *    c. mask is an fa_mask: fa_require_mask(API, mask, FA_MASK_WINDOW) gives
+ *       FA_ERR_INVALID_ARGUMENT for a value that is not one (the kernels
+ *       run every mask: \ref stage07); with FA_MASK_WINDOW, window_left and
+ *       window_right are each >= -1 (-1: that side unbounded), else
+ *       FA_ERR_INVALID_ARGUMENT naming both; the other masks ignore them;
  *    d. variant is FA_VARIANT_AUTO, _CUDA_CORES or _TENSOR_CORES, else
  *       FA_ERR_INVALID_ARGUMENT.
  *

@@ -1,0 +1,142 @@
+/**
+ * @file cases.c
+ * @brief Stage 07's masked grid and sentinel fixtures (cases.h).
+ */
+#include "cases.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "fa_adversarial.h"
+#include "fa_index.h"
+#include "fa_mask.h"
+
+/** The masks of the grid, in rotation. */
+static const struct {
+    fa_mask mask;
+    int64_t left, right;
+} CAUSAL_MASKS[] = {
+    {FA_MASK_CAUSAL_TOP_LEFT, 0, 0}, {FA_MASK_CAUSAL_BOTTOM_RIGHT, 0, 0}, {FA_MASK_WINDOW, 17, 0},
+    {FA_MASK_WINDOW, 5, 40},         {FA_MASK_WINDOW, 0, 0},              {FA_MASK_WINDOW, -1, 3},
+};
+
+int causal_grid_count(int version, bool quick)
+{
+    return flash_grid_count(version, quick);
+}
+
+flash_spec causal_grid_spec(int version, bool quick, int index)
+{
+    flash_spec s = flash_grid_spec(version, quick, index);
+    const int m = index % FA_COUNT_OF(CAUSAL_MASKS);
+    s.mask = CAUSAL_MASKS[m].mask;
+    s.window_left = CAUSAL_MASKS[m].left;
+    s.window_right = CAUSAL_MASKS[m].right;
+    return s;
+}
+
+/*
+ * The sentinel fixtures. The small ones are the drawings of docs/numerics.md
+ * (4 x 6: the bottom-right diagonal is j = i + 2; 6 x 4: j = i - 2, so the
+ * first rows of a bottom-right mask see nothing); the larger ones span
+ * several tiles of version 1 (64 x 32), so that they have skipped, full and
+ * masked tiles.
+ */
+static const struct {
+    const char *name;
+    int64_t nq, nk;
+    fa_mask mask;
+    int64_t left, right;
+} FIXTURES[] = {
+    {"sentinels 4x6 causal-tl", 4, 6, FA_MASK_CAUSAL_TOP_LEFT, 0, 0},
+    {"sentinels 4x6 causal-br", 4, 6, FA_MASK_CAUSAL_BOTTOM_RIGHT, 0, 0},
+    {"sentinels 4x6 window=1,0", 4, 6, FA_MASK_WINDOW, 1, 0},
+    {"sentinels 4x6 window=0,1", 4, 6, FA_MASK_WINDOW, 0, 1},
+    {"sentinels 6x4 causal-tl", 6, 4, FA_MASK_CAUSAL_TOP_LEFT, 0, 0},
+    {"sentinels 6x4 causal-br", 6, 4, FA_MASK_CAUSAL_BOTTOM_RIGHT, 0, 0},
+    {"sentinels 6x4 window=1,0", 6, 4, FA_MASK_WINDOW, 1, 0},
+    {"sentinels 6x4 window=0,1", 6, 4, FA_MASK_WINDOW, 0, 1},
+    {"sentinels 130x100 causal-tl", 130, 100, FA_MASK_CAUSAL_TOP_LEFT, 0, 0},
+    {"sentinels 130x100 causal-br", 130, 100, FA_MASK_CAUSAL_BOTTOM_RIGHT, 0, 0},
+    {"sentinels 70x120 causal-br", 70, 120, FA_MASK_CAUSAL_BOTTOM_RIGHT, 0, 0},
+    {"sentinels 70x120 window=40,8", 70, 120, FA_MASK_WINDOW, 40, 8},
+};
+
+const int causal_fixture_count = FA_COUNT_OF(FIXTURES);
+
+const char *causal_fixture_name(int index)
+{
+    return index >= 0 && index < causal_fixture_count ? FIXTURES[index].name : "?";
+}
+
+/**
+ * o (CAUSAL_FIXTURE_D columns) and lse of a row that sees keys [b, e) in the head
+ * whose sentinel is key @p h. Every key but the sentinel weighs 1 (score 0,
+ * the max subtracted: the max is the sentinel's 30 when the row sees it);
+ * the sentinel weighs E = e^30. The sum of v_j = j + 1 over [b, e) is
+ * (e (e + 1) - b (b + 1)) / 2.
+ */
+static void fixture_row(int64_t b, int64_t e, int64_t h, double *o, double *lse)
+{
+    for (int c = 0; c < CAUSAL_FIXTURE_D; ++c)
+        o[c] = 0.0;
+    const int64_t n = e - b;
+    if (n <= 0) {
+        *lse = -INFINITY;
+        return;
+    }
+    const double sum = (double)(e * (e + 1) - b * (b + 1)) / 2.0;
+    if (h < b || h >= e) {
+        o[0] = sum / (double)n;
+        *lse = log((double)n);
+        return;
+    }
+    /* Relative to the sentinel's weight: it weighs 1 and every other key w = e^-30. */
+    const double w = exp(-CAUSAL_SENTINEL_SCORE), total = 1.0 + w * (double)(n - 1);
+    o[0] = ((double)(h + 1) + w * (sum - (double)(h + 1))) / total;
+    o[1] = CAUSAL_SENTINEL_VALUE / total;
+    *lse = CAUSAL_SENTINEL_SCORE + log1p(w * (double)(n - 1));
+}
+
+static fa_status fixture(int index, fa_dtype dtype, flash_fixture *x)
+{
+    if (index < 0 || index >= causal_fixture_count)
+        return fa_fail(FA_ERR_INVALID_ARGUMENT, "stage 07: no fixture %d (0 .. %d)", index,
+                       causal_fixture_count - 1);
+    const int64_t nq = FIXTURES[index].nq, nk = FIXTURES[index].nk;
+    const flash_spec s = {1, nk, nk, nq, nk, CAUSAL_FIXTURE_D, dtype, FLASH_BNHD, false, false, true, 1.0f,
+                          FLASH_SCORES_SPREAD, 1.0, FIXTURES[index].mask, FIXTURES[index].left,
+                          FIXTURES[index].right};
+    FA_TRY(flash_case_alloc(&x->c, &s));
+    x->o = calloc((size_t)(nk * nq * CAUSAL_FIXTURE_D), sizeof(double));
+    x->lse = calloc((size_t)(nk * nq), sizeof(double));
+    if (x->o == NULL || x->lse == NULL)
+        return fa_fail(FA_ERR_OUT_OF_MEMORY, "stage 07: no host memory for a fixture");
+    fa_attn_case *in = &x->c.inputs;
+    const fa_key_window band = fa_mask_band(s.mask, s.window_left, s.window_right, nq, nk);
+    for (int64_t h = 0; h < nk; ++h) {
+        for (int64_t j = 0; j < nk; ++j) {
+            fa_case_set(in, FA_CASE_V, 0, h, j, 0, (double)(j + 1));
+            if (j == h) {
+                fa_case_set(in, FA_CASE_K, 0, h, j, 0, CAUSAL_SENTINEL_SCORE);
+                fa_case_set(in, FA_CASE_V, 0, h, j, 1, CAUSAL_SENTINEL_VALUE);
+            }
+        }
+        for (int64_t i = 0; i < nq; ++i) {
+            fa_case_set(in, FA_CASE_Q, 0, h, i, 0, 1.0);
+            const fa_key_range keys = fa_window_key_range(band, i, nk);
+            fixture_row(keys.begin, keys.end, h, x->o + (h * nq + i) * CAUSAL_FIXTURE_D,
+                        x->lse + h * nq + i);
+        }
+    }
+    return FA_OK;
+}
+
+fa_status causal_fixture_make(int index, fa_dtype dtype, flash_fixture *x)
+{
+    *x = (flash_fixture){0};
+    const fa_status status = fixture(index, dtype, x);
+    if (status != FA_OK)
+        flash_fixture_free(x);
+    return status;
+}

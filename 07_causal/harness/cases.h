@@ -1,0 +1,64 @@
+/**
+ * @file cases.h
+ * @brief The inputs of stage 07's checks and tests: stage 06's grid of
+ *        shapes with a mask on every case, and the sentinel fixtures, which
+ *        test every (row, key) decision of a mask by a key whose score
+ *        dominates. Plain C (no CUDA).
+ */
+#ifndef CAUSAL_CASES_H
+#define CAUSAL_CASES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fa_status.h"
+#include "fixtures.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Cases of version @p version's masked grid (as many as stage 06's grid: flash_grid_count()). */
+int causal_grid_count(int version, bool quick);
+
+/**
+ * Case @p index of version @p version's masked grid: stage 06's case
+ * (flash_grid_spec()) with the mask CAUSAL_MASKS[index % 6]: causal
+ * top-left, causal bottom-right, and the windows (17, 0), (5, 40), (0, 0)
+ * and (-1, 3). The grid runs through the head dimensions of one shape
+ * before the next, so every shape meets every mask.
+ */
+flash_spec causal_grid_spec(int version, bool quick, int index);
+
+/** The score of a sentinel key: e^30 outweighs every other key of its row by far. */
+#define CAUSAL_SENTINEL_SCORE 30.0
+/** The value of a sentinel key in column 1 (every other key has 0 there). */
+#define CAUSAL_SENTINEL_VALUE 20.0
+
+/** Columns of a sentinel fixture (head_dim). */
+enum { CAUSAL_FIXTURE_D = 8 };
+
+/** How many sentinel fixtures there are. */
+extern const int causal_fixture_count;
+
+/** Fixture @p index's name: "sentinels 6x4 causal-br", ... */
+const char *causal_fixture_name(int index);
+
+/**
+ * Builds sentinel fixture @p index in @p dtype (every value is exact in each
+ * dtype): nq x nk under one mask, d = 8, scale 1, one query and one key/value
+ * head per key (heads_q = heads_kv = nk). In head h, key h is the sentinel:
+ * its score is CAUSAL_SENTINEL_SCORE, the others' 0, and v_j = (j + 1, 0, ...)
+ * but the sentinel's second column CAUSAL_SENTINEL_VALUE. So row i of head h
+ * is o = (about h + 1, about 20) when the mask lets it see key h, and (the
+ * mean of j + 1 over its keys, 0) when not: every (row, key) decision of the
+ * mask shows in o by a margin of 20. o and lse are worked out in closed form
+ * (cases.c) from the row's keys, fa_window_key_range().
+ */
+fa_status causal_fixture_make(int index, fa_dtype dtype, flash_fixture *x);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CAUSAL_CASES_H */

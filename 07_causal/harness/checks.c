@@ -1,0 +1,150 @@
+/**
+ * @file checks.c
+ * @brief The check of M25, its probe and its timing: the stage as its driver
+ *        sees it (checks.h).
+ *
+ * Cases are named as the failure line prints them and `--case` takes them
+ * ("fixture 'sentinels 6x4 causal-br' bf16", "grid 17 nq=128 nk=217 d=96
+ * fp16 bnhd mqa causal-br"), each with its own random stream from (seed,
+ * milestone, case index). With problem flags (--mask among them), one case
+ * of that problem.
+ */
+#include "checks.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cases.h"
+#include "causal.h"
+#include "fa_index.h"
+#include "fa_rng.h"
+#include "fa_timing.h"
+
+enum { M25 = 25, VERSION = 1 };
+
+flash_launcher causal_forward_of(fa_impl impl)
+{
+    return impl == FA_IMPL_LEARNER ? learner_causal_forward : ref_causal_forward;
+}
+
+/** The problem of the flags when one is not given: GQA, ragged, causal bottom-right. */
+enum { FLAG_BATCH = 2, FLAG_HEADS = 4, FLAG_HEADS_KV = 2, FLAG_NQ = 100, FLAG_NK = 177, FLAG_D = 64 };
+
+static flash_spec flags_spec(const fa_run_options *options)
+{
+    const fa_problem *p = &options->problem;
+    const int64_t heads = fa_problem_get(p, FA_PROBLEM_HEADS, FLAG_HEADS);
+    const flash_spec s = {
+        .batch = fa_problem_get(p, FA_PROBLEM_BATCH, FLAG_BATCH),
+        .heads_q = heads,
+        .heads_kv = fa_problem_get(p, FA_PROBLEM_HEADS_KV,
+                                   fa_problem_has(p, FA_PROBLEM_HEADS) ? heads : FLAG_HEADS_KV),
+        .nq = fa_problem_get(p, FA_PROBLEM_NQ, FLAG_NQ),
+        .nk = fa_problem_get(p, FA_PROBLEM_NK, FLAG_NK),
+        .head_dim = fa_problem_get(p, FA_PROBLEM_D, FLAG_D),
+        .dtype = fa_problem_has(p, FA_PROBLEM_DTYPE) ? p->dtype : FA_F32,
+        .layout = FLASH_BNHD,
+        .lse = true,
+        .scores = FLASH_SCORES_SPREAD,
+        .spread = 1.0,
+        .mask = fa_problem_has(p, FA_PROBLEM_MASK) ? p->mask : FA_MASK_CAUSAL_BOTTOM_RIGHT,
+    };
+    return s;
+}
+
+/** Runs one case of @p impl and judges it; false when it did not pass. */
+static bool run(fa_result *result, const char *name, fa_impl impl, flash_case *c)
+{
+    return flash_result_run(result, name, causal_forward_of(impl), VERSION, c);
+}
+
+/** The fixtures in fp32 and bf16 (unless problem flags were given), then the grid or the flags' case. */
+static void check_25(fa_impl impl, const fa_run_options *options, fa_result *result)
+{
+    char name[FA_CASE_NAME];
+    static const fa_dtype FIXTURE_DTYPES[] = {FA_F32, FA_BF16};
+    for (int f = 0; f < causal_fixture_count && options->problem.given == 0; ++f)
+        for (int t = 0; t < FA_COUNT_OF(FIXTURE_DTYPES); ++t) {
+            snprintf(name, sizeof name, "fixture '%s' %s", causal_fixture_name(f),
+                     fa_dtype_name(FIXTURE_DTYPES[t]));
+            if (!fa_case_begin(result, options, name))
+                continue;
+            flash_fixture x;
+            const bool ok =
+                fa_result_status(result, name, causal_fixture_make(f, FIXTURE_DTYPES[t], &x)) &&
+                run(result, name, impl, &x.c);
+            flash_fixture_free(&x);
+            if (!ok)
+                return;
+        }
+    const int count = options->problem.given != 0 ? 1 : causal_grid_count(VERSION, options->quick);
+    for (int i = 0; i < count; ++i) {
+        const flash_spec s = options->problem.given != 0
+                                 ? flags_spec(options)
+                                 : causal_grid_spec(VERSION, options->quick, i);
+        if (options->problem.given != 0)
+            snprintf(name, sizeof name, "flags batch=%lld heads=%lld/%lld ", (long long)s.batch,
+                     (long long)s.heads_q, (long long)s.heads_kv);
+        else
+            snprintf(name, sizeof name, "grid %d ", i);
+        const size_t prefix = strlen(name);
+        flash_spec_describe(&s, name + prefix, sizeof name - prefix);
+        if (!fa_case_begin(result, options, name))
+            continue;
+        fa_rng rng;
+        fa_rng_seed(&rng, options->seed, ((uint64_t)M25 << 32) | (uint64_t)i);
+        flash_case c = {0};
+        const bool ok =
+            fa_result_status(result, name,
+                             flash_case_random(&c, &s, flash_block_n(VERSION, s.head_dim), &rng)) &&
+            run(result, name, impl, &c);
+        flash_case_free(&c);
+        if (!ok)
+            return;
+    }
+    fa_result_pass(result, "o and lse end to end within the bound, every mask (%d cases)",
+                   result->cases);
+}
+
+/** M25 on an empty call (no CUDA call): FA_OK, or FA_ERR_NOT_IMPLEMENTED from the skeleton. */
+static fa_status probe_25(fa_impl impl, const fa_run_options *options)
+{
+    (void)options;
+    const fa_attention_params empty = {.dtype = FA_BF16, .heads_kv = 1, .head_dim = 64,
+                                       .mask = FA_MASK_CAUSAL_BOTTOM_RIGHT};
+    return causal_forward_of(impl)(VERSION, &empty, 0);
+}
+
+/** The timed problem: batch 16, 16 heads of 1024 queries and keys, d 64, fp32, causal bottom-right. */
+enum { TIMED_BATCH = 16, TIMED_HEADS = 16, TIMED_N = 1024, TIMED_D = 64 };
+
+static fa_status time_25(fa_impl impl, const fa_run_options *options, double *milliseconds,
+                         char *label, size_t cap)
+{
+    flash_spec f = flags_spec(options);
+    if (options->problem.given == 0)
+        f = (flash_spec){.batch = TIMED_BATCH, .heads_q = TIMED_HEADS, .heads_kv = TIMED_HEADS,
+                         .nq = TIMED_N, .nk = TIMED_N, .head_dim = TIMED_D, .dtype = FA_F32,
+                         .mask = FA_MASK_CAUSAL_BOTTOM_RIGHT};
+    const flash_shape shape = {f.batch, f.heads_q, f.heads_kv, f.nq, f.nk, f.head_dim, f.dtype,
+                               f.mask};
+    flash_timing t;
+    FA_TRY(flash_timing_alloc(&t, causal_forward_of(impl), VERSION, &shape, options->seed));
+    const fa_timing_options timing = fa_timing_defaults();
+    fa_stats stats;
+    const fa_status status = fa_time_gpu(flash_timed, &t, &timing, &stats);
+    flash_timing_free(&t);
+    FA_TRY(status);
+    *milliseconds = stats.median;
+    char text[96];
+    flash_shape_label(&shape, text, sizeof text);
+    snprintf(label, cap, "v1 %s", text);
+    return FA_OK;
+}
+
+static const fa_milestone_check checks[] = {
+    {25, probe_25, check_25, time_25, false},
+};
+
+const fa_stage_desc stage07 = {7, checks, FA_COUNT_OF(checks), stage07_bench};
