@@ -62,14 +62,16 @@ fa_status fa_require_mask(const char *op, fa_mask mask, fa_mask most)
 
 fa_key_window fa_attn_band(const fa_attn_problem *p)
 {
-    return fa_mask_band(p->mask, p->window_left, p->window_right, p->nq, p->nk);
+    return fa_mask_band(p->mask, p->window_left, p->window_right,
+                        p->sample_rows != NULL ? p->sample_nq : p->nq, p->nk);
 }
 
 bool fa_attn_allows(const fa_attn_problem *p, int64_t b, int64_t i, int64_t j)
 {
     if (p->key_length && j >= p->key_length[b])
         return false;
-    const fa_key_range range = fa_window_key_range(fa_attn_band(p), i, p->nk);
+    const int64_t row = p->sample_rows != NULL ? p->sample_rows[i] : i;
+    const fa_key_range range = fa_window_key_range(fa_attn_band(p), row, p->nk);
     return j >= range.begin && j < range.end;
 }
 
@@ -142,16 +144,18 @@ fa_status fa_attn_require_sizes(const char *op, const fa_attn_problem *p, int64_
  */
 int64_t fa_attn_longest_row(const fa_attn_problem *p)
 {
-    if (p->nq == 0)
+    /* A sample's rows are some of its call's: the call's longest row bounds theirs. */
+    const int64_t nq = p->sample_rows != NULL ? p->sample_nq : p->nq;
+    if (p->nq == 0 || nq == 0)
         return 0;
     const fa_key_window w = fa_attn_band(p);
-    const int64_t bends[] = {0, p->nq - 1, w.left - w.offset, p->nk + w.left - w.offset,
+    const int64_t bends[] = {0, nq - 1, w.left - w.offset, p->nk + w.left - w.offset,
                              -w.offset - w.right - 1, p->nk - w.offset - w.right - 1};
     int64_t longest = 0;
     for (int64_t b = 0; b < (p->key_length ? p->batch : 1); b++) {
         const int64_t limit = p->key_length ? p->key_length[b] : p->nk;
         for (int c = 0; c < FA_COUNT_OF(bends); c++) {
-            const int64_t i = bends[c] < 0 ? 0 : (bends[c] >= p->nq ? p->nq - 1 : bends[c]);
+            const int64_t i = bends[c] < 0 ? 0 : (bends[c] >= nq ? nq - 1 : bends[c]);
             const fa_key_range range = fa_window_key_range(w, i, p->nk);
             const int64_t end = range.end < limit ? range.end : limit;
             longest = end - range.begin > longest ? end - range.begin : longest;
@@ -180,6 +184,13 @@ static fa_status validate(const fa_attn_problem *p, const fa_attn_method *m)
         return fa_fail(FA_ERR_INVALID_ARGUMENT,
                        "attention reference: window (%lld, %lld), expected each side >= 0 or -1 (unbounded)",
                        (long long)p->window_left, (long long)p->window_right);
+    for (int64_t r = 0; p->sample_rows != NULL && r < p->nq; r++)
+        if (p->sample_rows[r] < 0 || p->sample_rows[r] >= p->sample_nq)
+            return fa_fail(FA_ERR_INVALID_SIZE,
+                           "attention reference: sample_rows[%lld] = %lld, expected 0..%lld (a row of "
+                           "the sampled call of sample_nq = %lld rows)",
+                           (long long)r, (long long)p->sample_rows[r], (long long)p->sample_nq - 1,
+                           (long long)p->sample_nq);
     int64_t rows, elements;
     FA_TRY(fa_attn_require_sizes("attention reference", p, &rows, &elements));
     const bool rows_used = p->batch > 0 && p->heads_q > 0 && p->nq > 0 && p->head_dim > 0;

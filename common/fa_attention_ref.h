@@ -82,6 +82,13 @@ typedef struct fa_attn_problem {
     fa_tensor_view v;           /**< [B][Hkv][Nk][D] */
     int64_t window_left;        /**< FA_MASK_WINDOW's extents (fa_sliding_window()), each >= -1; */
     int64_t window_right;       /**< ignored by the other masks */
+    /**
+     * Optional [nq]: the problem holds a sample of the query rows of a call
+     * of sample_nq rows, its row r being the call's row sample_rows[r]; the
+     * mask reads the call's rows and nq (a long call judged on some rows).
+     */
+    const int64_t *sample_rows;
+    int64_t sample_nq;
 } fa_attn_problem;
 
 /**
@@ -105,10 +112,13 @@ FA_MUST_CHECK fa_status fa_require_mask(const char *op, fa_mask mask, fa_mask mo
 /** The band of @p p's mask (fa_mask.h): fa_sliding_window() or fa_mask_window(). */
 fa_key_window fa_attn_band(const fa_attn_problem *p);
 
-/** The most keys one row of @p p spans, first allowed to last (mask and key padding). */
+/**
+ * The most keys one row of @p p spans, first allowed to last (mask and key
+ * padding); for a sample, the most of any row of its call.
+ */
 int64_t fa_attn_longest_row(const fa_attn_problem *p);
 
-/** True when key @p j is visible to row @p i of batch @p b (mask and key padding). */
+/** True when key @p j is visible to row @p i of batch @p b (mask, key padding, and a sample's rows). */
 bool fa_attn_allows(const fa_attn_problem *p, int64_t b, int64_t i, int64_t j);
 
 /** How the products q.k and p.v are accumulated. */

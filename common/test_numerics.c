@@ -2011,6 +2011,72 @@ static void test_longest_row(fa_tests *t)
     FA_EXPECT(t, wrong == 0, "%d bands whose longest row is not the longest counted", wrong);
 }
 
+/*
+ * A sample of a masked call's rows is judged as the whole: the reference of
+ * the rows {0, 4, 8} of a 9 x 6 call (q's rows copied, sample_rows telling
+ * their places) gives those rows' o, lse and bounds of the whole call
+ * exactly, under every mask; without sample_rows the sample of 3 rows would
+ * align its masks to nq = 3 and differ. A sample row outside the call is
+ * refused.
+ */
+static void test_sampled_rows(fa_tests *t)
+{
+    enum { NQ = 9, NK = 6, D = 4, COUNT = 3 };
+    static const int64_t rows[COUNT] = {0, 4, 8};
+    float q[NQ * D], k[NK * D], v[NK * D], q_rows[COUNT * D];
+    fa_rng rng;
+    fa_rng_seed(&rng, 77, 0);
+    for (int i = 0; i < NQ * D; i++)
+        q[i] = (float)fa_rng_normal(&rng);
+    for (int i = 0; i < NK * D; i++) {
+        k[i] = (float)fa_rng_normal(&rng);
+        v[i] = (float)fa_rng_normal(&rng);
+    }
+    for (int r = 0; r < COUNT; r++)
+        for (int d = 0; d < D; d++)
+            q_rows[r * D + d] = q[rows[r] * D + d];
+    const fa_attn_method m = FA2_METHOD;
+    for (int mask = FA_MASK_CAUSAL_TOP_LEFT; mask <= FA_MASK_WINDOW; mask++) {
+        fa_attn_problem whole = {.batch = 1, .heads_q = 1, .heads_kv = 1, .nq = NQ, .nk = NK,
+                                 .head_dim = D, .scale = 0.5, .mask = (fa_mask)mask,
+                                 .q = fa_view_bhnd(q, FA_F32, 1, NQ, D),
+                                 .k = fa_view_bhnd(k, FA_F32, 1, NK, D),
+                                 .v = fa_view_bhnd(v, FA_F32, 1, NK, D),
+                                 .window_left = 1, .window_right = 1};
+        fa_attn_problem sample = whole;
+        sample.nq = COUNT;
+        sample.q = fa_view_bhnd(q_rows, FA_F32, 1, COUNT, D);
+        sample.sample_rows = rows;
+        sample.sample_nq = NQ;
+        fa_attn_reference a = {0}, b = {0};
+        if (FA_EXPECT(t, fa_attention_reference(&whole, &m, &a) == FA_OK &&
+                             fa_attention_reference(&sample, &m, &b) == FA_OK,
+                      "mask %d: %s", mask, fa_last_error())) {
+            int differ = 0;
+            for (int r = 0; r < COUNT; r++) {
+                for (int d = 0; d < D; d++)
+                    differ += a.o[rows[r] * D + d] != b.o[r * D + d] ||
+                              a.o_bound[rows[r] * D + d] != b.o_bound[r * D + d];
+                differ += !(a.lse[rows[r]] == b.lse[r] || (isnan(a.lse[rows[r]]) && isnan(b.lse[r])));
+            }
+            FA_EXPECT(t, differ == 0, "mask %d: %d values of the sampled rows differ from the whole's",
+                      mask, differ);
+        }
+        fa_attn_reference_free(&a);
+        fa_attn_reference_free(&b);
+    }
+    const int64_t outside[COUNT] = {0, 4, 9};
+    fa_attn_problem bad = {.batch = 1, .heads_q = 1, .heads_kv = 1, .nq = COUNT, .nk = NK, .head_dim = D,
+                           .scale = 0.5, .q = fa_view_bhnd(q_rows, FA_F32, 1, COUNT, D),
+                           .k = fa_view_bhnd(k, FA_F32, 1, NK, D), .v = fa_view_bhnd(v, FA_F32, 1, NK, D),
+                           .sample_rows = outside, .sample_nq = NQ};
+    fa_attn_reference c = {0};
+    FA_EXPECT(t, fa_attention_reference(&bad, &m, &c) == FA_ERR_INVALID_SIZE &&
+                     strstr(fa_last_error(), "sample_rows[2] = 9") != NULL,
+              "a sample row past the call: %s", fa_last_error());
+    fa_attn_reference_free(&c);
+}
+
 int main(int argc, char **argv)
 {
     const char *tables_path = NULL;
@@ -2029,6 +2095,7 @@ int main(int argc, char **argv)
     test_bound_no_keys(&t);
     test_mask_fixtures(&t);
     test_longest_row(&t);
+    test_sampled_rows(&t);
     test_reference_metamorphic(&t);
     test_bad_input(&t);
     test_softmax_reference_classics(&t);

@@ -479,5 +479,5 @@ def test_bad_inputs_on_the_gpu(lib, torch):
     with pytest.raises(flashattn.Error, match="q is not 16-byte aligned at every row") as caught:
         flashattn.forward(shifted, t(1, 8, 2, 64), t(1, 8, 2, 64), variant="v2")
     assert caught.value.name == "FA_ERR_MISALIGNED"
-    with pytest.raises(NotImplementedError, match="stage 07"):
-        flashattn.forward(t(1, 8, 2, 64), t(1, 8, 2, 64), t(1, 8, 2, 64), causal=True)
+    with pytest.raises(flashattn.Error, match="window_left = -2, window_right = 0"):
+        flashattn.forward(t(1, 8, 2, 64), t(1, 8, 2, 64), t(1, 8, 2, 64), window=(-2, 0))

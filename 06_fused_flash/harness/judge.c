@@ -83,6 +83,8 @@ static fa_attn_problem sampled_problem(const flash_call *call, const int64_t *ro
                              (float)fa_view_at(q, b, h, rows[r], d));
     p.nq = count;
     p.q = fa_view_bhnd(q_rows, q->dtype, p.heads_q, count, p.head_dim);
+    p.sample_rows = rows; /* the mask reads the call's rows */
+    p.sample_nq = call->problem.nq;
     return p;
 }
 

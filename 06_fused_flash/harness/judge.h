@@ -8,9 +8,11 @@
  * (16-bit poison, 0xFFFF, reads as the fp32 poison: an element never written
  * is reported as such), gathers it into [batch][heads_q][rows][head_dim]
  * floats, and compares it and lse with fa_attention_covers(). Long calls are
- * judged on a sample of query rows (every batch and head): the reference of
- * a call without a mask computes each row from q's row and all the keys, so
- * a sample is judged exactly as the whole would be.
+ * judged on a sample of query rows (every batch and head): the reference
+ * computes each row from q's row and the keys its mask allows it (the
+ * sample's problem tells the reference each row's place in the call,
+ * fa_attn_problem.sample_rows), so a sample is judged exactly as the whole
+ * would be.
  */
 #ifndef FLASH_JUDGE_H
 #define FLASH_JUDGE_H
