@@ -40,8 +40,8 @@ static fa_status bench_causal(const fa_run_options *options)
 {
     printf("\n## (a) Causal against non-causal: B N = %d tokens, H D = %d, bf16, nq = nk = N\n\n",
            TOKENS, WIDTH);
-    printf("Time of the causal call over the non-causal one (ideal: (N + BC) / 2N for tiles of "
-           "BC keys, about 0.5). TFLOP/s of the causal call count the products it must do, "
+    printf("Time of the causal call over the non-causal one (the tiles alone: (N + BR) / 2N for "
+           "query tiles of BR rows, about 0.5). TFLOP/s of the causal call count the products it must do, "
            "2 B H N^2 D (half the non-causal's).\n\n");
     printf("| D | N | B | H | v2 none ms | v2 causal ms | v2 causal / none | v2 causal TFLOP/s "
            "| v1 none ms | v1 causal ms | v1 causal / none |\n");
@@ -197,7 +197,7 @@ static fa_status bench_tile_kinds(const fa_run_options *options)
     }
     if (!solved)
         return fa_fail(FA_ERR_INVALID_ARGUMENT, "stage07 bench: the fit of the tile costs is singular");
-    printf("\nFitted: %.2f us per block (Q load, epilogue), %.3f us per full tile, %.3f us per "
+    printf("\nFitted: %.3g us per block (Q load, epilogue), %.3g us per full tile, %.3g us per "
            "masked tile (summed over the GPU's concurrent blocks: a cost in GPU time, not one "
            "block's latency). A masked tile costs %.2fx a full one; the causal call skips "
            "%.0f tiles, which masked would have cost %.3f ms.\n",
