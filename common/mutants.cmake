@@ -1,0 +1,118 @@
+# fa_add_mutants: the GPU mutants of a stage (docs/numerics.md, "Proving the
+# check can fail"): each is a reference kernel file with one deliberate bug,
+# built into a test-only copy of the stage driver in the learner's slot, and
+# its test requires the stage's own judging to reject it.
+#
+#   fa_add_mutants(NUMBER 06 MILESTONE 23 TABLE stage06_mutants)
+#
+# TABLE names the variable that holds the table (a name: the table's
+# semicolons would split it as an argument).
+# One mutant a line of the table: name|version|file|text|replacement|verdict,
+# where version is the milestone's version the bug is in (0: it has one),
+# file is from the repository root, text is a fixed string that must occur
+# exactly once in it (\n stands for a newline), and the verdict is
+#   judge:R    `--impl learner --tour --milestone M [--version V]` fails, and
+#              the failing case's worst err/bound is at least R: 10 where
+#              the inputs expose the bug by far, 1 where only the bound's own
+#              terms separate the bug from a correct kernel;
+#   racecheck  compute-sanitizer's racecheck reports a hazard.
+# The mutated copy is written at configure time; a text no longer in its file
+# stops the configuration, so a mutant cannot go stale silently. (CMake lists
+# split at semicolons: the table is read line by line with its semicolons set
+# aside.)
+#
+# Targets: stageNN_mutant_<name>. Tests: stageNN_mutant_<name>, labels
+# gpu;mutant;stageNN (skipped without a GPU, or without compute-sanitizer).
+
+find_program(FA_COMPUTE_SANITIZER compute-sanitizer HINTS ${CUDAToolkit_BIN_DIR})
+
+function(fa_add_mutants)
+  cmake_parse_arguments(MU "" "NUMBER;MILESTONE;TABLE" "" ${ARGN})
+  set(stage stage${MU_NUMBER})
+  string(REPLACE ";" "<semicolon>" table "${${MU_TABLE}}")
+  string(REGEX MATCHALL "[^\n]+" lines "${table}")
+  foreach(line IN LISTS lines)
+    string(REPLACE "|" ";" fields "${line}")
+    list(LENGTH fields count)
+    if(NOT count EQUAL 6)
+      message(FATAL_ERROR "mutants.cmake: '${line}' has ${count} fields, expected 6 (a | in a text?)")
+    endif()
+    list(GET fields 0 name)
+    list(GET fields 1 version)
+    list(GET fields 2 file)
+    list(GET fields 3 text)
+    list(GET fields 4 replacement)
+    list(GET fields 5 verdict)
+    foreach(field text replacement)
+      string(REPLACE "<semicolon>" ";" ${field} "${${field}}")
+      string(REPLACE "\\n" "\n" ${field} "${${field}}")
+    endforeach()
+
+    set(source "${PROJECT_SOURCE_DIR}/${file}")
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${source}")
+    file(READ "${source}" content)
+    string(FIND "${content}" "${text}" at)
+    string(FIND "${content}" "${text}" last_at REVERSE)
+    if(at EQUAL -1 OR NOT at EQUAL last_at)
+      message(FATAL_ERROR "mutant ${name}: '${text}' is not in ${file} exactly once (mutants.cmake)")
+    endif()
+    string(LENGTH "${text}" length)
+    string(SUBSTRING "${content}" 0 ${at} before)
+    math(EXPR after_at "${at} + ${length}")
+    string(SUBSTRING "${content}" ${after_at} -1 after)
+    get_filename_component(file_name "${file}" NAME)
+    # A mutant of one version runs that version alone; its failing case is named 'vN ...'.
+    set(select "")
+    set(case_prefix "")
+    if(NOT version EQUAL 0)
+      set(select --version ${version})
+      set(case_prefix "v${version} ")
+    endif()
+    set(dir "${CMAKE_CURRENT_BINARY_DIR}/mutants/${name}")
+    # Written only when it changes, so a reconfigure does not rebuild every mutant.
+    set(mutated "${before}${replacement}${after}")
+    set(old "")
+    if(EXISTS "${dir}/${file_name}")
+      file(READ "${dir}/${file_name}" old)
+    endif()
+    if(NOT old STREQUAL mutated)
+      file(WRITE "${dir}/${file_name}" "${mutated}")
+    endif()
+
+    # launch.cu over the mutated file (found first), in the learner's slot.
+    set(target ${stage}_mutant_${name})
+    add_library(${target}_kernels OBJECT harness/launch.cu)
+    target_include_directories(${target}_kernels BEFORE PRIVATE "${dir}")
+    target_compile_definitions(${target}_kernels PRIVATE FA_LEARNER_KERNELS=1)
+    target_link_libraries(${target}_kernels PRIVATE ${stage}_cpu fa_common_cuda)
+    target_compile_options(${target}_kernels PRIVATE ${FA_CUDA_WARNINGS})
+    add_executable(${target} harness/main.c $<TARGET_OBJECTS:${target}_kernels>)
+    target_link_libraries(${target} PRIVATE ${stage}_kernels)
+    target_compile_options(${target} PRIVATE ${FA_C_WARNINGS})
+
+    if(verdict MATCHES "^judge:(.*)$")
+      # err/bound printed with %.3g: at least 10 is two digits before the point,
+      # an exponent e+, inf, or nan (an output NaN where the reference is finite).
+      if(CMAKE_MATCH_1 EQUAL 1)
+        set(ratio "[0-9.]+(e[-+][0-9]+)?|inf|nan")
+      elseif(CMAKE_MATCH_1 EQUAL 10)
+        set(ratio "[1-9][0-9]|[0-9.]+e\\+[0-9]+|inf|nan")
+      else()
+        message(FATAL_ERROR "mutant ${name}: verdict ${verdict}: the ratio must be 1 or 10")
+      endif()
+      fa_add_exit_test(${target} 1 "M${MU_MILESTONE} failed case '${case_prefix}[^\n]* at \\([^\n]*worst err/bound (${ratio})"
+                       $<TARGET_FILE:${target}> --impl learner --tour --milestone ${MU_MILESTONE} ${select})
+      set_tests_properties(${target} PROPERTIES LABELS "gpu;mutant;${stage}" SKIP_REGULAR_EXPRESSION "GPU no ")
+    elseif(FA_COMPUTE_SANITIZER)
+      fa_add_exit_test(${target} 99 "RACECHECK SUMMARY: [1-9][0-9]* hazard"
+                       ${FA_COMPUTE_SANITIZER} --tool racecheck --error-exitcode 99 $<TARGET_FILE:${target}>
+                       --impl learner --milestone ${MU_MILESTONE} ${select} --quick)
+      set_tests_properties(${target} PROPERTIES LABELS "gpu;mutant;${stage}"
+                           SKIP_REGULAR_EXPRESSION "no usable GPU")
+    else()
+      add_test(NAME ${target} COMMAND ${CMAKE_COMMAND} -E echo "compute-sanitizer not found: skipped")
+      set_tests_properties(${target} PROPERTIES LABELS "gpu;mutant;${stage}"
+                           SKIP_REGULAR_EXPRESSION "compute-sanitizer not found: skipped")
+    endif()
+  endforeach()
+endfunction()
