@@ -35,7 +35,7 @@ flash1_kernel(fa_attention_params p, float scale, bool vector_loads)
     float *p_tile = v_tile + TILE1_BC * stride;
 
     const int ty = threadIdx.x / TILE1_THREAD_COLS, tx = threadIdx.x % TILE1_THREAD_COLS;
-    const int64_t b = blockIdx.z, h = blockIdx.y, row0 = causal_query_tile() * TILE1_BR;
+    const int64_t b = blockIdx.z, h = blockIdx.y, row0 = (int64_t)blockIdx.x * TILE1_BR;
     const int64_t h_kv = h / (p.heads_q / p.heads_kv);
     const T *q = static_cast<const T *>(p.q) + b * p.q_strides.batch + h * p.q_strides.head +
                  row0 * p.q_strides.row;

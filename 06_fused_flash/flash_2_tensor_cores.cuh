@@ -42,7 +42,7 @@ flash2_kernel(fa_attention_params p, float scale)
 
     const int d = (int)p.head_dim;
     const int warp = threadIdx.x / FA_WARP_THREADS, lane = threadIdx.x % FA_WARP_THREADS;
-    const int64_t b = blockIdx.z, h = blockIdx.y, row0 = causal_query_tile() * BR;
+    const int64_t b = blockIdx.z, h = blockIdx.y, row0 = (int64_t)blockIdx.x * BR;
     const int64_t h_kv = h / (p.heads_q / p.heads_kv);
     const T *q = static_cast<const T *>(p.q) + b * p.q_strides.batch + h * p.q_strides.head +
                  row0 * p.q_strides.row;
@@ -88,7 +88,7 @@ flash2_kernel(fa_attention_params p, float scale)
 
         float s[MT][NT][4], m_new[MT][2], alpha[MT][2];
         tile2_scores<D_PAD, MT, NT>(s, q_tile, k_tile, warp_row0);
-        if (causal_tile_masked(tiles, t))
+        if (causal_tile_masked(tiles, t)) /* the band read from p again, not held in the loop */
             causal2_mask<MT, NT>(s, flash_band(&p), row0 + warp_row0, key0, p.nk);
         tile2_rowmax<MT, NT>(s, m, m_new);
         tile2_exp<MT, NT>(s, m, m_new, c, alpha);

@@ -6,7 +6,8 @@
  *
  * fa_attention_supported() (flashattn.c) is this function of the reference
  * build; the learner writes its twin, learner/validate.c. The rules, in
- * the order they are checked: the enums, a window's extents and the scale; the sizes (zero-size
+ * the order they are checked: the dtype, the scale, the mask (with a window's
+ * extents) and the variant; the sizes (zero-size
  * work is a valid no-op and stops there); the grid's limits; each tensor
  * (strides non-negative, offsets within 64 bits, present and element-aligned,
  * an output whose elements do not share an address); outputs apart from the

@@ -1,8 +1,7 @@
 /**
  * @file causal_tiles.h
  * @brief What the fused kernels read of M25's classification of the key
- *        tiles (key_tiles.cuh computes it), and the order in which blocks
- *        take their query tiles. Given to the learner, not written.
+ *        tiles (key_tiles.cuh computes it). Given to the learner, not written.
  */
 #ifndef CAUSAL_TILES_H
 #define CAUSAL_TILES_H
@@ -23,21 +22,5 @@ static inline FA_HOST_DEVICE bool causal_tile_masked(causal_tiles tiles, int64_t
 {
     return t < tiles.full_begin || t >= tiles.full_end;
 }
-
-#ifdef __CUDACC__
-/**
- * The query tile of this block, heaviest first: under a causal mask the last
- * query tiles see the most keys, and blocks start in the order of blockIdx.x,
- * so block x takes tile gridDim.x - 1 - x. The longest blocks start in the
- * first wave and the short ones fill in behind them, instead of the longest
- * starting last and running alone at the end. With no mask every tile costs
- * the same and the order changes nothing.
- */
-static __device__ __forceinline__ int64_t causal_query_tile(void)
-{
-    return (int64_t)(gridDim.x - 1 - blockIdx.x);
-}
-
-#endif /* __CUDACC__ */
 
 #endif /* CAUSAL_TILES_H */

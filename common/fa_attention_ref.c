@@ -70,8 +70,7 @@ bool fa_attn_allows(const fa_attn_problem *p, int64_t b, int64_t i, int64_t j)
 {
     if (p->key_length && j >= p->key_length[b])
         return false;
-    const int64_t row = p->sample_rows != NULL ? p->sample_rows[i] : i;
-    const fa_key_range range = fa_window_key_range(fa_attn_band(p), row, p->nk);
+    const fa_key_range range = fa_window_key_range(fa_attn_band(p), fa_attn_row(p, i), p->nk);
     return j >= range.begin && j < range.end;
 }
 

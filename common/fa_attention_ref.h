@@ -109,6 +109,12 @@ FA_MUST_CHECK fa_status fa_attn_require_sizes(const char *op, const fa_attn_prob
  */
 FA_MUST_CHECK fa_status fa_require_mask(const char *op, fa_mask mask, fa_mask most);
 
+/** Row @p i of @p p as its mask sees it: the call's row of a sample (sample_rows), else i. */
+static inline int64_t fa_attn_row(const fa_attn_problem *p, int64_t i)
+{
+    return p->sample_rows != NULL ? p->sample_rows[i] : i;
+}
+
 /** The band of @p p's mask (fa_mask.h): fa_sliding_window() or fa_mask_window(). */
 fa_key_window fa_attn_band(const fa_attn_problem *p);
 

@@ -223,7 +223,7 @@ static bool kernel_allows(const emulator *em, int64_t b, int64_t i, int64_t j)
         band.offset += 1; /* j <= i + 1: one key too many */
     else if (em->e->mutant == FA_MUTANT_CAUSAL_STRICT)
         band.offset -= 1; /* j < i: the diagonal left out */
-    const fa_key_range range = fa_window_key_range(band, i, limit); /* the keys it reads */
+    const fa_key_range range = fa_window_key_range(band, fa_attn_row(p, i), limit); /* the keys it reads */
     return j >= range.begin && j < range.end;
 }
 

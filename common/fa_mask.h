@@ -71,12 +71,15 @@ static inline FA_HOST_DEVICE fa_key_window fa_mask_window(fa_mask mask, int64_t 
 /**
  * FlashAttention's window_size (@p left, @p right) for nq query rows and nk
  * keys: row i sees i + nk - nq - left <= j <= i + nk - nq + right, a side of
- * -1 unbounded; (-1, 0) is the bottom-right causal mask.
+ * -1 unbounded; (-1, 0) is the bottom-right causal mask. An extent of
+ * nq + nk or more reaches past every key from every row: it becomes -1, so
+ * that no row's arithmetic overflows however large the extent.
  */
 static inline FA_HOST_DEVICE fa_key_window fa_sliding_window(int64_t left, int64_t right, int64_t nq,
                                                              int64_t nk)
 {
-    const fa_key_window w = {nk - nq, left, right};
+    const int64_t beyond = nq + nk; /* nq, nk >= 0 and each far below 2^62 */
+    const fa_key_window w = {nk - nq, left >= beyond ? -1 : left, right >= beyond ? -1 : right};
     return w;
 }
 

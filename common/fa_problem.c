@@ -53,7 +53,7 @@ const char *fa_mask_flag_name(fa_mask mask)
     case FA_MASK_NONE: return "none";
     case FA_MASK_CAUSAL_TOP_LEFT: return "causal";
     case FA_MASK_CAUSAL_BOTTOM_RIGHT: return "causal-bottom-right";
-    case FA_MASK_WINDOW: return "window"; /* no driver flag takes it yet: its extents come with stage 07 */
+    case FA_MASK_WINDOW: return "window"; /* no --mask choice: stage 07's cases carry a window's extents */
     }
     return NULL;
 }

@@ -1251,6 +1251,20 @@ static void test_key_windows(fa_tests *t)
               "causal 8 x 8, rows 0..3: any keys [%lld, %lld), all [%lld, %lld)",
               (long long)top.any.begin, (long long)top.any.end, (long long)top.all.begin,
               (long long)top.all.end);
+    /* A window's extents of nq + nk and more, up to INT64_MAX, are unbounded: every row of
+     * 100 x 100 sees every key (i + offset + right + 1 would overflow otherwise). */
+    int wrong = 0;
+    static const int64_t HUGE_EXTENTS[] = {200, INT64_MAX - 1, INT64_MAX};
+    for (int e = 0; e < FA_COUNT_OF(HUGE_EXTENTS); ++e)
+        for (int64_t i = 0; i < 100; ++i) {
+            const int64_t x = HUGE_EXTENTS[e];
+            const fa_key_range both = fa_window_key_range(fa_sliding_window(x, x, 100, 100), i, 100);
+            const fa_key_range left = fa_window_key_range(fa_sliding_window(x, 0, 100, 100), i, 100);
+            const fa_key_range right = fa_window_key_range(fa_sliding_window(0, x, 100, 100), i, 100);
+            wrong += both.begin != 0 || both.end != 100 || left.begin != 0 || left.end != i + 1 ||
+                     right.begin != i || right.end != 100;
+        }
+    FA_EXPECT(t, wrong == 0, "%d rows of windows with huge extents are not the unbounded ones", wrong);
 }
 
 /** Overlap, checked products and the argument checks, at their boundaries. */

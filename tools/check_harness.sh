@@ -136,8 +136,7 @@ mutants=$(printf '%s\t%s\t%s\t%s\t%s\n' \
   23 2 06_fused_flash/learner/flash_2_tensor_cores.cuh \
        'tile2_load_async<D_PAD, FLASH2_THREADS>(k_tile, k + next * p.k_strides.row,' \
        'tile2_load_async<D_PAD, FLASH2_THREADS>(k_tile, k + key0 * p.k_strides.row,' \
-  25 0 07_causal/learner/key_tiles.cuh '*hi = (int)fa_clip_keys(keys.end - key0, bc);' \
-       '*hi = (int)fa_clip_keys(keys.end + 1 - key0, bc);')
+  25 0 07_causal/learner/key_tiles.cuh 'if (key < lo || key >= hi)' 'if (key >= hi)')
 
 # plant FILE TEXT REPLACEMENT
 plant() {

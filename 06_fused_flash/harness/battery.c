@@ -177,6 +177,8 @@ int flash_battery(flash_battery_case *cases)
     ACCEPT("mask window (3, 0)", (p.mask = FA_MASK_WINDOW, p.window_left = 3), V2);
     ACCEPT("mask window (-1, -1): unbounded", (p.mask = FA_MASK_WINDOW, p.window_left = -1,
                                               p.window_right = -1), V2);
+    ACCEPT("mask window (INT64_MAX, INT64_MAX): unbounded",
+           (p.mask = FA_MASK_WINDOW, p.window_left = INT64_MAX, p.window_right = INT64_MAX), V2);
     ACCEPT("window_left -5 ignored without FA_MASK_WINDOW",
            (p.mask = FA_MASK_CAUSAL_TOP_LEFT, p.window_left = -5), V2);
     ACCEPT("scale 0: the default 1 / sqrt(head_dim)", p.scale = 0.0f, V2);

@@ -170,11 +170,13 @@ static fa_status bench_tile_kinds(const fa_run_options *options)
         const flash_shape shape = {TOKENS / n, heads, heads, n, n, d, FA_BF16, MASKS[m].mask};
         flash_timing t;
         FA_TRY(flash_timing_alloc(&t, ref_flash_forward, 2, &shape, options->seed));
-        t.params.window_left = MASKS[m].left;
+        t.params.window_left = MASKS[m].left; /* flash_shape has no window: set and validate it */
         t.params.window_right = MASKS[m].right;
         const fa_timing_options timing = fa_timing_defaults();
         fa_stats stats;
-        const fa_status status = fa_time_gpu(flash_timed, &t, &timing, &stats);
+        fa_status status = fa_attention_supported(&t.params, NULL);
+        if (status == FA_OK)
+            status = fa_time_gpu(flash_timed, &t, &timing, &stats);
         flash_timing_free(&t);
         FA_TRY(status);
         ms[m] = stats.median;
