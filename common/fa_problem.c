@@ -22,6 +22,8 @@ int64_t fa_problem_get(const fa_problem *p, fa_problem_flag flag, int64_t fallba
     case FA_PROBLEM_CHUNK: return p->chunk;
     case FA_PROBLEM_DTYPE: return (int64_t)p->dtype;
     case FA_PROBLEM_MASK: return (int64_t)p->mask;
+    case FA_PROBLEM_WINDOW_LEFT: return p->window_left;
+    case FA_PROBLEM_WINDOW_RIGHT: return p->window_right;
     }
     return fallback;
 }
@@ -43,6 +45,8 @@ const char *fa_problem_flag_name(fa_problem_flag flag)
     case FA_PROBLEM_DTYPE: return "dtype";
     case FA_PROBLEM_MASK: return "mask";
     case FA_PROBLEM_CHUNK: return "chunk";
+    case FA_PROBLEM_WINDOW_LEFT: return "window-left";
+    case FA_PROBLEM_WINDOW_RIGHT: return "window-right";
     }
     return NULL;
 }
@@ -53,7 +57,7 @@ const char *fa_mask_flag_name(fa_mask mask)
     case FA_MASK_NONE: return "none";
     case FA_MASK_CAUSAL_TOP_LEFT: return "causal";
     case FA_MASK_CAUSAL_BOTTOM_RIGHT: return "causal-bottom-right";
-    case FA_MASK_WINDOW: return "window"; /* no --mask choice: stage 07's cases carry a window's extents */
+    case FA_MASK_WINDOW: return "window"; /* with --window-left and --window-right (stage 07) */
     }
     return NULL;
 }

@@ -35,9 +35,14 @@ typedef enum fa_problem_flag {
     FA_PROBLEM_NK = 1u << 9,       /**< --nk: keys */
     FA_PROBLEM_D = 1u << 10,       /**< --d: head dimension */
     FA_PROBLEM_DTYPE = 1u << 11,   /**< --dtype fp32|bf16|fp16 */
-    FA_PROBLEM_MASK = 1u << 12,    /**< --mask none|causal|causal-bottom-right */
-    FA_PROBLEM_CHUNK = 1u << 13    /**< --chunk: keys (or entries) per online update */
+    FA_PROBLEM_MASK = 1u << 12,    /**< --mask none|causal|causal-bottom-right (|window) */
+    FA_PROBLEM_CHUNK = 1u << 13,   /**< --chunk: keys (or entries) per online update */
+    FA_PROBLEM_WINDOW_LEFT = 1u << 14, /**< --window-left: --mask window's extent before the diagonal */
+    FA_PROBLEM_WINDOW_RIGHT = 1u << 15 /**< --window-right: its extent after the diagonal */
 } fa_problem_flag;
+
+/** Both extents of a window: a stage that takes them offers --mask window too. */
+#define FA_PROBLEM_WINDOW (FA_PROBLEM_WINDOW_LEFT | FA_PROBLEM_WINDOW_RIGHT)
 
 /** The attention flags, as most attention milestones read them. */
 #define FA_PROBLEM_ATTENTION                                                                  \
@@ -49,6 +54,7 @@ typedef struct fa_problem {
     unsigned given; /**< the ::fa_problem_flag bits of the flags on the command line */
     int64_t n, rows, cols, m, k;
     int64_t batch, heads, heads_kv, nq, nk, d, chunk;
+    int64_t window_left, window_right; /**< --mask window's extents, each >= -1 (-1: unbounded) */
     fa_dtype dtype;
     fa_mask mask;
 } fa_problem;

@@ -15,17 +15,23 @@
 static const char *const impl_choices[] = {"reference", "learner", "both", NULL};
 static const char *const dtype_choices[] = {"fp32", "bf16", "fp16", NULL};
 static const char *const mask_choices[] = {"none", "causal", "causal-bottom-right", NULL};
+/* The stages that take a window's extents offer it as a mask too (::fa_mask order). */
+static const char *const window_mask_choices[] = {"none", "causal", "causal-bottom-right", "window",
+                                                  NULL};
 
 /* The problem flags, in the order the usage lists them. */
 static const fa_problem_flag problem_flags[] = {
     FA_PROBLEM_N,     FA_PROBLEM_ROWS,  FA_PROBLEM_COLS,     FA_PROBLEM_M,  FA_PROBLEM_K,
     FA_PROBLEM_BATCH, FA_PROBLEM_HEADS, FA_PROBLEM_HEADS_KV, FA_PROBLEM_NQ, FA_PROBLEM_NK,
     FA_PROBLEM_D,     FA_PROBLEM_CHUNK, FA_PROBLEM_DTYPE,    FA_PROBLEM_MASK,
+    FA_PROBLEM_WINDOW_LEFT, FA_PROBLEM_WINDOW_RIGHT,
 };
 enum { PROBLEM_FLAGS = (int)(sizeof problem_flags / sizeof problem_flags[0]) };
 
-/* Integer flags start here, below every accepted value, so "given" is "changed". */
+/* Flags start here, below every accepted value, so "given" is "changed": the
+ * choices (dtype, mask) at -1, the integers (a window's extent may be -1) lower. */
 enum { NOT_GIVEN = -1 };
+static const int64_t INT_NOT_GIVEN = INT64_MIN;
 
 typedef struct problem_values {
     int64_t ints[PROBLEM_FLAGS];
@@ -49,6 +55,8 @@ static const char *problem_help(fa_problem_flag flag)
     case FA_PROBLEM_CHUNK: return "keys (entries) per online update";
     case FA_PROBLEM_DTYPE: return "element type of the inputs";
     case FA_PROBLEM_MASK: return "which keys a query row sees";
+    case FA_PROBLEM_WINDOW_LEFT: return "--mask window: keys before the bottom-right diagonal (-1: all)";
+    case FA_PROBLEM_WINDOW_RIGHT: return "--mask window: keys after it (-1: all)";
     }
     return "";
 }
@@ -57,6 +65,8 @@ static const char *problem_help(fa_problem_flag flag)
  * heads, head dimensions and chunks are at least 1. */
 static int64_t problem_min(fa_problem_flag flag)
 {
+    if (flag == FA_PROBLEM_WINDOW_LEFT || flag == FA_PROBLEM_WINDOW_RIGHT)
+        return -1;
     return flag == FA_PROBLEM_HEADS_KV || flag == FA_PROBLEM_D || flag == FA_PROBLEM_CHUNK ? 1 : 0;
 }
 
@@ -144,6 +154,8 @@ static int check_request(const char *program, int stage, const fa_stage_request 
     }
     if (given != 0 && (r->bench || r->tour))
         return refuse(program, "--bench and --tour take no problem flags");
+    if ((given & FA_PROBLEM_WINDOW) != 0 && r->run.problem.mask != FA_MASK_WINDOW)
+        return refuse(program, "--window-left and --window-right are the extents of --mask window");
     return FA_CLI_OK;
 }
 
@@ -155,7 +167,7 @@ int fa_stage_parse(int argc, char **argv, int stage, fa_stage_request *request)
     const char *case_name = NULL;
     problem_values values;
     for (int i = 0; i < PROBLEM_FLAGS; i++)
-        values.ints[i] = NOT_GIVEN;
+        values.ints[i] = INT_NOT_GIVEN;
     values.dtype = NOT_GIVEN;
     values.mask = NOT_GIVEN;
 
@@ -181,7 +193,9 @@ int fa_stage_parse(int argc, char **argv, int stage, fa_stage_request *request)
         if (flag == FA_PROBLEM_DTYPE || flag == FA_PROBLEM_MASK) {
             f->kind = FA_FLAG_CHOICE;
             f->dest = flag == FA_PROBLEM_DTYPE ? &values.dtype : &values.mask;
-            f->choices = flag == FA_PROBLEM_DTYPE ? dtype_choices : mask_choices;
+            f->choices = flag == FA_PROBLEM_DTYPE                ? dtype_choices
+                         : (accepted & FA_PROBLEM_WINDOW) != 0 ? window_mask_choices
+                                                               : mask_choices;
             f->min = f->max = 0;
         } else {
             f->kind = FA_FLAG_INT;
@@ -212,12 +226,13 @@ int fa_stage_parse(int argc, char **argv, int stage, fa_stage_request *request)
     fa_problem *p = &request->run.problem;
     int64_t *fields[PROBLEM_FLAGS] = {&p->n,     &p->rows,  &p->cols,     &p->m,  &p->k,
                                       &p->batch, &p->heads, &p->heads_kv, &p->nq, &p->nk,
-                                      &p->d,     &p->chunk, NULL,         NULL};
+                                      &p->d,     &p->chunk, NULL,         NULL,
+                                      &p->window_left, &p->window_right};
     for (int i = 0; i < PROBLEM_FLAGS; i++) {
         const fa_problem_flag flag = problem_flags[i];
         const bool given = flag == FA_PROBLEM_DTYPE  ? values.dtype != NOT_GIVEN
                            : flag == FA_PROBLEM_MASK ? values.mask != NOT_GIVEN
-                                                     : values.ints[i] != NOT_GIVEN;
+                                                     : values.ints[i] != INT_NOT_GIVEN;
         if (!given)
             continue;
         p->given |= (unsigned)flag;
@@ -226,6 +241,10 @@ int fa_stage_parse(int argc, char **argv, int stage, fa_stage_request *request)
     }
     p->dtype = values.dtype == NOT_GIVEN ? FA_F32 : (fa_dtype)values.dtype;
     p->mask = values.mask == NOT_GIVEN ? FA_MASK_NONE : (fa_mask)values.mask;
+    if (!fa_problem_has(p, FA_PROBLEM_WINDOW_LEFT))
+        p->window_left = -1; /* a side not given is unbounded */
+    if (!fa_problem_has(p, FA_PROBLEM_WINDOW_RIGHT))
+        p->window_right = -1;
     const char *program = argc > 0 && argv[0] ? argv[0] : "stage";
     return check_request(program, stage, request);
 }

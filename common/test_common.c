@@ -1332,6 +1332,24 @@ static void test_stage_flags(fa_tests *t)
               "M7 has four versions");
     char *too_far[] = {"stage02", "--milestone", "7", "--version", "5", NULL};
     FA_EXPECT(t, fa_stage_parse(5, too_far, 2, &request) == FA_CLI_ERROR, "M7 has no version 5");
+    char *window[] = {"stage07", "--mask", "window", "--window-left", "17", "--nq", "30", NULL};
+    FA_EXPECT(t, fa_stage_parse(7, window, 7, &request) == FA_CLI_OK &&
+                     request.run.problem.mask == FA_MASK_WINDOW &&
+                     request.run.problem.window_left == 17 && request.run.problem.window_right == -1,
+              "stage 07 reads a window; the side not given is unbounded");
+    char *unbounded[] = {"stage07", "--mask", "window", "--window-right", "-1", NULL};
+    FA_EXPECT(t, fa_stage_parse(5, unbounded, 7, &request) == FA_CLI_OK &&
+                     fa_problem_has(&request.run.problem, FA_PROBLEM_WINDOW_RIGHT) &&
+                     request.run.problem.window_right == -1,
+              "an extent of -1 is given, not a missing flag");
+    char *no_window[] = {"stage07", "--window-left", "3", NULL};
+    FA_EXPECT(t, fa_stage_parse(3, no_window, 7, &request) == FA_CLI_ERROR,
+              "an extent without --mask window is refused");
+    char *below[] = {"stage07", "--mask", "window", "--window-left", "-2", NULL};
+    FA_EXPECT(t, fa_stage_parse(5, below, 7, &request) == FA_CLI_ERROR, "an extent is at least -1");
+    char *no_windows_here[] = {"stage03", "--mask", "window", NULL};
+    FA_EXPECT(t, fa_stage_parse(3, no_windows_here, 3, &request) == FA_CLI_ERROR,
+              "stage 03 offers no window");
     char *zero_d[] = {"stage03", "--d", "0", NULL};
     FA_EXPECT(t, fa_stage_parse(3, zero_d, 3, &request) == FA_CLI_ERROR, "--d is at least 1");
 }

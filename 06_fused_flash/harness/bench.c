@@ -51,10 +51,10 @@ static const struct {
  * this course for this GPU family. Not measured here.
  */
 static const double MINIMAL_TFLOPS = 0.44;
-static const flash_shape MINIMAL_SHAPE = {16, 32, 32, 1024, 1024, 64, FA_F32, FA_MASK_NONE};
+static const flash_shape MINIMAL_SHAPE = {16, 32, 32, 1024, 1024, 64, FA_F32, FA_MASK_NONE, 0, 0};
 
 /** The call whose device memory is measured: B 1, H 16, N 16384, D 128, bf16. */
-static const flash_shape MEMORY_SHAPE = {1, 16, 16, TOKENS, TOKENS, 128, FA_BF16, FA_MASK_NONE};
+static const flash_shape MEMORY_SHAPE = {1, 16, 16, TOKENS, TOKENS, 128, FA_BF16, FA_MASK_NONE, 0, 0};
 
 /** Median milliseconds of the reference's version @p version on @p shape. */
 static fa_status time_shape(int version, const flash_shape *shape, uint64_t seed, fa_stats *ms)
@@ -99,7 +99,7 @@ static fa_status bench_grid(const fa_run_options *options)
                     continue;
                 }
                 const flash_shape shape = {TOKENS / n, heads, heads, n, n, head_dim,
-                                           COLUMNS[c].dtype, FA_MASK_NONE};
+                                           COLUMNS[c].dtype, FA_MASK_NONE, 0, 0};
                 fa_stats ms;
                 FA_TRY(time_shape(COLUMNS[c].version, &shape, options->seed, &ms));
                 printf(" %.1f (%.3f) |", tflops(&shape, ms.median), ms.median);

@@ -247,12 +247,12 @@ static flash_shape timed_shape(const fa_run_options *options, int version)
 {
     if (options->problem.given == 0) {
         const flash_shape s = {TIMED_BATCH, TIMED_HEADS, TIMED_HEADS, TIMED_N, TIMED_N, TIMED_D,
-                               default_dtype(version), FA_MASK_NONE};
+                               default_dtype(version), FA_MASK_NONE, 0, 0};
         return s;
     }
     const flash_spec f = flags_spec(options, version);
     const flash_shape s = {f.batch, f.heads_q, f.heads_kv, f.nq, f.nk, f.head_dim, f.dtype,
-                           FA_MASK_NONE};
+                           FA_MASK_NONE, 0, 0};
     return s;
 }
 

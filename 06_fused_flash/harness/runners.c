@@ -136,6 +136,8 @@ static fa_status timing_alloc(flash_timing *t, const flash_shape *s, uint64_t se
     *p = flash_params(s->batch, s->heads_q, s->heads_kv, s->nq, s->nk, s->head_dim, s->dtype);
     p->variant = (fa_variant)t->version;
     p->mask = s->mask;
+    p->window_left = s->window_left;
+    p->window_right = s->window_right;
     const int64_t q_count = s->batch * s->nq * s->heads_q * s->head_dim;
     const int64_t kv_count = s->batch * s->nk * s->heads_kv * s->head_dim;
     const void **inputs[3] = {&p->q, &p->k, &p->v};

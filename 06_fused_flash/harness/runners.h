@@ -74,7 +74,8 @@ bool flash_result_run(fa_result *result, const char *name, flash_launcher launch
 typedef struct flash_shape {
     int64_t batch, heads_q, heads_kv, nq, nk, head_dim;
     fa_dtype dtype;
-    fa_mask mask; /**< none unless set (stage 07): a causal mask or none, no window */
+    fa_mask mask;                      /**< none but in stage 07 */
+    int64_t window_left, window_right; /**< FA_MASK_WINDOW's extents */
 } flash_shape;
 
 /** 4 B Hq nq nk D: the flops of S = Q K^T and O = P V (two multiply-adds per product). */

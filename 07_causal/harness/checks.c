@@ -49,6 +49,8 @@ static flash_spec flags_spec(const fa_run_options *options)
         .scores = FLASH_SCORES_SPREAD,
         .spread = 1.0,
         .mask = fa_problem_has(p, FA_PROBLEM_MASK) ? p->mask : FA_MASK_CAUSAL_BOTTOM_RIGHT,
+        .window_left = p->window_left,
+        .window_right = p->window_right,
     };
     return s;
 }
@@ -127,8 +129,8 @@ static fa_status time_25(fa_impl impl, const fa_run_options *options, double *mi
         f = (flash_spec){.batch = TIMED_BATCH, .heads_q = TIMED_HEADS, .heads_kv = TIMED_HEADS,
                          .nq = TIMED_N, .nk = TIMED_N, .head_dim = TIMED_D, .dtype = FA_F32,
                          .mask = FA_MASK_CAUSAL_BOTTOM_RIGHT};
-    const flash_shape shape = {f.batch, f.heads_q, f.heads_kv, f.nq, f.nk, f.head_dim, f.dtype,
-                               f.mask};
+    const flash_shape shape = {f.batch,    f.heads_q, f.heads_kv,    f.nq,          f.nk,
+                               f.head_dim, f.dtype,   f.mask,        f.window_left, f.window_right};
     flash_timing t;
     FA_TRY(flash_timing_alloc(&t, causal_forward_of(impl), VERSION, &shape, options->seed));
     const fa_timing_options timing = fa_timing_defaults();
