@@ -115,9 +115,15 @@ void flash_shape_label(const flash_shape *s, char *label, size_t cap)
         snprintf(heads, sizeof heads, "%lld", (long long)s->heads_q);
     else
         snprintf(heads, sizeof heads, "%lld/%lld", (long long)s->heads_q, (long long)s->heads_kv);
-    snprintf(label, cap, "%lld x %s x %lld x %lld d%lld %s%s%s", (long long)s->batch, heads,
+    char mask[64] = "";
+    if (s->mask == FA_MASK_WINDOW)
+        snprintf(mask, sizeof mask, " window %lld,%lld", (long long)s->window_left,
+                 (long long)s->window_right);
+    else if (s->mask != FA_MASK_NONE)
+        snprintf(mask, sizeof mask, " %s", fa_mask_flag_name(s->mask));
+    snprintf(label, cap, "%lld x %s x %lld x %lld d%lld %s%s", (long long)s->batch, heads,
              (long long)s->nq, (long long)s->nk, (long long)s->head_dim, fa_dtype_name(s->dtype),
-             s->mask != FA_MASK_NONE ? " " : "", s->mask != FA_MASK_NONE ? fa_mask_flag_name(s->mask) : "");
+             mask);
 }
 
 void flash_timing_free(flash_timing *t)

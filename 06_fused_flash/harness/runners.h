@@ -81,7 +81,7 @@ typedef struct flash_shape {
 /** 4 B Hq nq nk D: the flops of S = Q K^T and O = P V (two multiply-adds per product). */
 double flash_flop(const flash_shape *s);
 
-/** "16 x 16 x 1024 x 1024 d64 bf16": batch x heads x nq x nk, head dimension, dtype (and a mask). */
+/** "16 x 16 x 1024 x 1024 d64 bf16": batch x heads x nq x nk, head dimension, dtype (and a mask, a window with its extents). */
 void flash_shape_label(const flash_shape *s, char *label, size_t cap);
 
 /** A call on device tensors, for timing (flash_timed()). */
