@@ -1,10 +1,12 @@
-"""The attention forward of stage 06 (06_fused_flash) from Python.
+"""The attention forward of stages 06 and 07 (06_fused_flash, 07_causal) from Python.
 
 A ctypes binding over libflashattn.so, with no build step of its own::
 
     import flashattn
     o = flashattn.forward(q, k, v)                       # q [B, Nq, Hq, D], k, v [B, Nk, Hkv, D]
     o, lse = flashattn.forward(q, k, v, layout="bhnd", return_lse=True)
+    o = flashattn.forward(q, k, v, causal=True)          # bottom-right; "top_left": PyTorch's
+    o = flashattn.forward(q, k, v, window=(256, 0))      # FlashAttention's window_size
 
 q, k and v are CUDA tensors: torch.Tensor, or any object with
 ``__cuda_array_interface__`` (fp32 and fp16; bf16 through torch). Their
