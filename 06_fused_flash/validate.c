@@ -125,11 +125,7 @@ static fa_status check_values(const fa_attention_params *p)
                        "(the kernels take the max of the raw scores and fold the scale into exp2)",
                        API, (double)p->scale);
     FA_TRY(fa_require_mask(API, p->mask, FA_MASK_WINDOW));
-    if (p->mask == FA_MASK_WINDOW && (p->window_left < -1 || p->window_right < -1))
-        return fa_fail(FA_ERR_INVALID_ARGUMENT,
-                       "%s: window_left = %lld, window_right = %lld, expected each >= 0, or -1 "
-                       "for a side without bound",
-                       API, (long long)p->window_left, (long long)p->window_right);
+    FA_TRY(fa_require_window(API, p->mask, p->window_left, p->window_right));
     if (p->variant != FA_VARIANT_AUTO && p->variant != FA_VARIANT_CUDA_CORES &&
         p->variant != FA_VARIANT_TENSOR_CORES)
         return fa_fail(FA_ERR_INVALID_ARGUMENT,

@@ -60,6 +60,16 @@ fa_status fa_require_mask(const char *op, fa_mask mask, fa_mask most)
                    supported);
 }
 
+fa_status fa_require_window(const char *op, fa_mask mask, int64_t left, int64_t right)
+{
+    if (mask == FA_MASK_WINDOW && (left < -1 || right < -1))
+        return fa_fail(FA_ERR_INVALID_ARGUMENT,
+                       "%s: window_left = %lld, window_right = %lld, expected each >= 0, or -1 "
+                       "for a side without bound",
+                       op, (long long)left, (long long)right);
+    return FA_OK;
+}
+
 fa_key_window fa_attn_band(const fa_attn_problem *p)
 {
     return fa_mask_band(p->mask, p->window_left, p->window_right,
@@ -179,10 +189,7 @@ static fa_status validate(const fa_attn_problem *p, const fa_attn_method *m)
         return fa_fail(FA_ERR_INVALID_ARGUMENT, "attention reference: scale = %g, expected a finite number",
                        p->scale);
     FA_TRY(fa_require_mask("attention reference", p->mask, FA_MASK_WINDOW));
-    if (p->mask == FA_MASK_WINDOW && (p->window_left < -1 || p->window_right < -1))
-        return fa_fail(FA_ERR_INVALID_ARGUMENT,
-                       "attention reference: window (%lld, %lld), expected each side >= 0 or -1 (unbounded)",
-                       (long long)p->window_left, (long long)p->window_right);
+    FA_TRY(fa_require_window("attention reference", p->mask, p->window_left, p->window_right));
     for (int64_t r = 0; p->sample_rows != NULL && r < p->nq; r++)
         if (p->sample_rows[r] < 0 || p->sample_rows[r] >= p->sample_nq)
             return fa_fail(FA_ERR_INVALID_SIZE,

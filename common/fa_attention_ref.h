@@ -109,6 +109,13 @@ FA_MUST_CHECK fa_status fa_attn_require_sizes(const char *op, const fa_attn_prob
  */
 FA_MUST_CHECK fa_status fa_require_mask(const char *op, fa_mask mask, fa_mask most);
 
+/**
+ * FA_OK unless @p mask is FA_MASK_WINDOW with @p left or @p right below -1:
+ * then FA_ERR_INVALID_ARGUMENT naming @p op and both extents (the other
+ * masks ignore them).
+ */
+FA_MUST_CHECK fa_status fa_require_window(const char *op, fa_mask mask, int64_t left, int64_t right);
+
 /** Row @p i of @p p as its mask sees it: the call's row of a sample (sample_rows), else i. */
 static inline int64_t fa_attn_row(const fa_attn_problem *p, int64_t i)
 {

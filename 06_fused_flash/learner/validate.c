@@ -61,7 +61,8 @@
  *       FA_ERR_INVALID_ARGUMENT for a value that is not one (the kernels
  *       run every mask: \ref stage07); with FA_MASK_WINDOW, window_left and
  *       window_right are each >= -1 (-1: that side unbounded), else
- *       FA_ERR_INVALID_ARGUMENT naming both; the other masks ignore them;
+ *       FA_ERR_INVALID_ARGUMENT naming both: fa_require_window(API, mask,
+ *       window_left, window_right); the other masks ignore them;
  *    d. variant is FA_VARIANT_AUTO, _CUDA_CORES or _TENSOR_CORES, else
  *       FA_ERR_INVALID_ARGUMENT.
  *
