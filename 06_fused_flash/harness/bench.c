@@ -56,17 +56,6 @@ static const flash_shape MINIMAL_SHAPE = {16, 32, 32, 1024, 1024, 64, FA_F32, FA
 /** The call whose device memory is measured: B 1, H 16, N 16384, D 128, bf16. */
 static const flash_shape MEMORY_SHAPE = {1, 16, 16, TOKENS, TOKENS, 128, FA_BF16, FA_MASK_NONE, 0, 0};
 
-/** Median milliseconds of the reference's version @p version on @p shape. */
-static fa_status time_shape(int version, const flash_shape *shape, uint64_t seed, fa_stats *ms)
-{
-    flash_timing t;
-    FA_TRY(flash_timing_alloc(&t, ref_flash_forward, version, shape, seed));
-    const fa_timing_options timing = fa_timing_defaults();
-    const fa_status status = fa_time_gpu(flash_timed, &t, &timing, ms);
-    flash_timing_free(&t);
-    return status;
-}
-
 static double tflops(const flash_shape *shape, double milliseconds)
 {
     return flash_flop(shape) / (milliseconds * 1e-3) / 1e12;
@@ -101,7 +90,7 @@ static fa_status bench_grid(const fa_run_options *options)
                 const flash_shape shape = {TOKENS / n, heads, heads, n, n, head_dim,
                                            COLUMNS[c].dtype, FA_MASK_NONE, 0, 0};
                 fa_stats ms;
-                FA_TRY(time_shape(COLUMNS[c].version, &shape, options->seed, &ms));
+                FA_TRY(flash_time_shape(ref_flash_forward, COLUMNS[c].version, &shape, options->seed, &ms));
                 printf(" %.1f (%.3f) |", tflops(&shape, ms.median), ms.median);
                 fflush(stdout);
             }
@@ -117,7 +106,7 @@ static fa_status bench_grid(const fa_run_options *options)
 static fa_status bench_minimal(const fa_run_options *options)
 {
     fa_stats ms;
-    FA_TRY(time_shape(1, &MINIMAL_SHAPE, options->seed, &ms));
+    FA_TRY(flash_time_shape(ref_flash_forward, 1, &MINIMAL_SHAPE, options->seed, &ms));
     const double ours = tflops(&MINIMAL_SHAPE, ms.median);
     char label[64];
     flash_shape_label(&MINIMAL_SHAPE, label, sizeof label);

@@ -18,7 +18,6 @@
 #include "battery.h"
 #include "fa_index.h"
 #include "fa_rng.h"
-#include "fa_timing.h"
 #include "fixtures.h"
 #include "runners.h"
 
@@ -261,13 +260,8 @@ static fa_status time_version(int version, fa_impl impl, const fa_run_options *o
                               double *milliseconds)
 {
     const flash_shape shape = timed_shape(options, version);
-    flash_timing t;
-    FA_TRY(flash_timing_alloc(&t, flash_forward_of(impl), version, &shape, options->seed));
-    const fa_timing_options timing = fa_timing_defaults();
     fa_stats stats;
-    const fa_status status = fa_time_gpu(flash_timed, &t, &timing, &stats);
-    flash_timing_free(&t);
-    FA_TRY(status);
+    FA_TRY(flash_time_shape(flash_forward_of(impl), version, &shape, options->seed, &stats));
     *milliseconds = stats.median;
     return FA_OK;
 }

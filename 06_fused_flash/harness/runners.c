@@ -6,6 +6,7 @@
 
 #include "fa_device.h"
 #include "fa_problem.h"
+#include "fa_timing.h"
 #include "judge.h"
 
 flash_launcher flash_forward_of(fa_impl impl)
@@ -176,4 +177,15 @@ fa_status flash_timed(void *context, int rep, cudaStream_t stream)
     (void)rep; /* the L2 is flushed between repetitions: no rotation of inputs needed */
     const flash_timing *t = context;
     return t->launch(t->version, &t->params, stream);
+}
+
+fa_status flash_time_shape(flash_launcher launch, int version, const flash_shape *shape,
+                           uint64_t seed, fa_stats *stats)
+{
+    flash_timing t;
+    FA_TRY(flash_timing_alloc(&t, launch, version, shape, seed));
+    const fa_timing_options timing = fa_timing_defaults();
+    const fa_status status = fa_time_gpu(flash_timed, &t, &timing, stats);
+    flash_timing_free(&t);
+    return status;
 }

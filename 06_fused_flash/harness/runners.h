@@ -15,6 +15,7 @@
 #include <cuda_runtime_api.h>
 
 #include "fa_stage.h"
+#include "fa_stats.h"
 #include "fixtures.h"
 #include "flash.h"
 
@@ -102,6 +103,13 @@ void flash_timing_free(flash_timing *t);
 
 /** An fa_time_gpu() work function: one forward call of the flash_timing @p context. */
 fa_status flash_timed(void *context, int rep, cudaStream_t stream);
+
+/**
+ * The times (fa_time_gpu() with fa_timing_defaults()) of version @p version
+ * of @p launch on @p shape: flash_timing_alloc(), timed, freed.
+ */
+fa_status flash_time_shape(flash_launcher launch, int version, const flash_shape *shape,
+                           uint64_t seed, fa_stats *stats);
 
 #ifdef __cplusplus
 }

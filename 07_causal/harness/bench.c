@@ -22,19 +22,6 @@ static const int64_t GRID_D[] = {64, 128};
 /** --quick keeps N <= QUICK_MAX_N; version 1 is timed up to V1_MAX_N (stage 06's bench says why). */
 enum { QUICK_MAX_N = 1024, V1_MAX_N = 4096 };
 
-/** Median milliseconds of the library's version @p version on @p shape. */
-static fa_status time_shape(int version, const flash_shape *shape, uint64_t seed, double *ms)
-{
-    flash_timing t;
-    FA_TRY(flash_timing_alloc(&t, ref_flash_forward, version, shape, seed));
-    const fa_timing_options timing = fa_timing_defaults();
-    fa_stats stats;
-    const fa_status status = fa_time_gpu(flash_timed, &t, &timing, &stats);
-    flash_timing_free(&t);
-    *ms = stats.median;
-    return status;
-}
-
 /** (a) Causal against non-causal on the grid, bf16, both versions. */
 static fa_status bench_causal(const fa_run_options *options)
 {
@@ -58,7 +45,9 @@ static fa_status bench_causal(const fa_run_options *options)
                     if (version == 1 && n > V1_MAX_N)
                         continue;
                     shape.mask = causal ? FA_MASK_CAUSAL_BOTTOM_RIGHT : FA_MASK_NONE;
-                    FA_TRY(time_shape(version, &shape, options->seed, &ms[version - 1][causal]));
+                    fa_stats stats;
+                    FA_TRY(flash_time_shape(ref_flash_forward, version, &shape, options->seed, &stats));
+                    ms[version - 1][causal] = stats.median;
                 }
             shape.mask = FA_MASK_NONE;
             const double causal_tflops = flash_flop(&shape) / 2.0 / (ms[1][1] * 1e-3) / 1e12;
@@ -169,13 +158,8 @@ static fa_status bench_tile_kinds(const fa_run_options *options)
         counts[m] = count_tiles(band, n, n, br, bc);
         const flash_shape shape = {TOKENS / n, heads, heads, n, n, d, FA_BF16, MASKS[m].mask,
                                    MASKS[m].left, MASKS[m].right};
-        flash_timing t;
-        FA_TRY(flash_timing_alloc(&t, ref_flash_forward, 2, &shape, options->seed));
-        const fa_timing_options timing = fa_timing_defaults();
         fa_stats stats;
-        const fa_status status = fa_time_gpu(flash_timed, &t, &timing, &stats);
-        flash_timing_free(&t);
-        FA_TRY(status);
+        FA_TRY(flash_time_shape(ref_flash_forward, 2, &shape, options->seed, &stats));
         ms[m] = stats.median;
         const double x[3] = {counts[m].blocks * per_head, counts[m].full * per_head,
                              counts[m].masked * per_head};

@@ -19,7 +19,6 @@
 #include "causal.h"
 #include "fa_index.h"
 #include "fa_rng.h"
-#include "fa_timing.h"
 
 enum { M25 = 25, VERSION = 1 };
 
@@ -131,13 +130,8 @@ static fa_status time_25(fa_impl impl, const fa_run_options *options, double *mi
                          .mask = FA_MASK_CAUSAL_BOTTOM_RIGHT};
     const flash_shape shape = {f.batch,    f.heads_q, f.heads_kv,    f.nq,          f.nk,
                                f.head_dim, f.dtype,   f.mask,        f.window_left, f.window_right};
-    flash_timing t;
-    FA_TRY(flash_timing_alloc(&t, causal_forward_of(impl), VERSION, &shape, options->seed));
-    const fa_timing_options timing = fa_timing_defaults();
     fa_stats stats;
-    const fa_status status = fa_time_gpu(flash_timed, &t, &timing, &stats);
-    flash_timing_free(&t);
-    FA_TRY(status);
+    FA_TRY(flash_time_shape(causal_forward_of(impl), VERSION, &shape, options->seed, &stats));
     *milliseconds = stats.median;
     char text[96];
     flash_shape_label(&shape, text, sizeof text);
