@@ -56,6 +56,20 @@ static inline FA_HOST_DEVICE fa_key_window flash_band(const fa_attention_params 
     return fa_mask_band(p->mask, p->window_left, p->window_right, p->nq, p->nk);
 }
 
+/** Entries of the tensors' batch dimension: batch, or 1 for a packed batch (one tensor of all rows). */
+static inline int64_t flash_batch_entries(const fa_attention_params *p)
+{
+    return p->cu_seqlens_q != NULL ? 1 : p->batch;
+}
+
+/** @p s as the kernels read it: a packed batch's batch stride is unused, taken as 0. */
+static inline fa_strides flash_strides_used(const fa_attention_params *p, fa_strides s)
+{
+    if (p->cu_seqlens_q != NULL)
+        s.batch = 0;
+    return s;
+}
+
 /** The dtype of o: fp32 with o_fp32, else the inputs'. */
 static inline fa_dtype flash_o_dtype(const fa_attention_params *p)
 {
@@ -91,12 +105,23 @@ fa_status ref_attention_validate(const fa_attention_params *p, fa_variant *chose
 /** The learner's M24, same contract as ref_attention_validate(). */
 fa_status learner_attention_validate(const fa_attention_params *p, fa_variant *chosen);
 
+/**
+ * The contents of packed @p p's offsets (validated by fa_attention_supported()),
+ * read back to the host: @p cu_q and @p cu_k, batch + 1 each. Both
+ * non-decreasing from cu[0] >= 0 to cu[batch] <= nq (nk), no sequence longer
+ * than max_seqlen_q (max_seqlen_k); else ::FA_ERR_INVALID_ARGUMENT naming the
+ * first offset at fault.
+ */
+fa_status flash_check_packed_offsets(const fa_attention_params *p, const int32_t *cu_q,
+                                     const int32_t *cu_k);
+
 #if FA_HAVE_CUDA
 /**
  * Launches the fused kernel of version @p version (1: CUDA cores, 2: tensor
  * cores) for @p p, validated beforehand by fa_attention_supported() for
  * that variant, at the scale fa_attention_scale() resolves. Enqueued on
- * @p stream; a call with no query row is a no-op. The learner's twin
+ * @p stream; a call with no query row is a no-op; a packed batch is refused
+ * (fa_attention_forward() runs it). The learner's twin
  * returns ::FA_ERR_NOT_IMPLEMENTED until its M23 version is written.
  */
 fa_status ref_flash_forward(int version, const fa_attention_params *p, cudaStream_t stream);

@@ -21,9 +21,11 @@
 #include "flash.h"
 #include "flash_store.cuh"
 #include "key_tiles.cuh"
+#include "sequence.cuh"
 #include "tiles_1_cuda_cores.cuh"
 
-template <typename T, typename TO, int D_MAX>
+/* PACKED: blockIdx.z is a sequence of a packed batch (sequence.cuh, \ref stage07). */
+template <typename T, typename TO, int D_MAX, bool PACKED = false>
 static __global__ void __launch_bounds__(TILE1_THREADS)
 flash1_kernel(fa_attention_params p, float scale, bool vector_loads)
 {
@@ -36,15 +38,18 @@ flash1_kernel(fa_attention_params p, float scale, bool vector_loads)
 
     const int ty = threadIdx.x / TILE1_THREAD_COLS, tx = threadIdx.x % TILE1_THREAD_COLS;
     const int64_t b = blockIdx.z, h = blockIdx.y, row0 = (int64_t)blockIdx.x * TILE1_BR;
+    const flash_sequence seq = flash_sequence_of<PACKED>(p, b);
+    if (PACKED && row0 >= seq.nq)
+        return; /* a sequence shorter than the longest: the whole block, before any barrier */
     const int64_t h_kv = h / (p.heads_q / p.heads_kv);
-    const T *q = static_cast<const T *>(p.q) + b * p.q_strides.batch + h * p.q_strides.head +
+    const T *q = static_cast<const T *>(p.q) + seq.q + h * p.q_strides.head +
                  row0 * p.q_strides.row;
-    const T *k = static_cast<const T *>(p.k) + b * p.k_strides.batch + h_kv * p.k_strides.head;
-    const T *v = static_cast<const T *>(p.v) + b * p.v_strides.batch + h_kv * p.v_strides.head;
+    const T *k = static_cast<const T *>(p.k) + seq.k + h_kv * p.k_strides.head;
+    const T *v = static_cast<const T *>(p.v) + seq.v + h_kv * p.v_strides.head;
     const float c = scale * FA_LOG2E_F;
-    const int rows_valid = fa_tile_rows(p.nq, row0, TILE1_BR);
-    const fa_key_window band = flash_band(&p);
-    const causal_tiles tiles = causal_key_tiles(band, row0, row0 + rows_valid, p.nk, TILE1_BC);
+    const int rows_valid = fa_tile_rows(seq.nq, row0, TILE1_BR);
+    const fa_key_window band = flash_sequence_band(p, seq);
+    const causal_tiles tiles = causal_key_tiles(band, row0, row0 + rows_valid, seq.nk, TILE1_BC);
 
     tile1_load(q_tile, stride, q, p.q_strides.row, rows_valid, TILE1_BR, d, vector_loads);
 
@@ -61,7 +66,7 @@ flash1_kernel(fa_attention_params p, float scale, bool vector_loads)
 
     for (int64_t t = tiles.begin; t < tiles.end; ++t) {
         const int64_t key0 = t * TILE1_BC;
-        const int valid = fa_tile_rows(p.nk, key0, TILE1_BC);
+        const int valid = fa_tile_rows(seq.nk, key0, TILE1_BC);
         __syncthreads(); /* the previous tile's K, V and P are no longer read */
         tile1_load(k_tile, stride, k + key0 * p.k_strides.row, p.k_strides.row, valid, TILE1_BC,
                    d, vector_loads);
@@ -71,9 +76,9 @@ flash1_kernel(fa_attention_params p, float scale, bool vector_loads)
 
         float s[TILE1_ROWS_PER_THREAD][TILE1_KEYS_PER_THREAD];
         float m_new[TILE1_ROWS_PER_THREAD], alpha[TILE1_ROWS_PER_THREAD];
-        tile1_scores(s, q_tile, k_tile, stride, d, key0, p.nk);
+        tile1_scores(s, q_tile, k_tile, stride, d, key0, seq.nk);
         if (causal_tile_masked(tiles, t))
-            causal1_mask(s, band, row0, key0, p.nk);
+            causal1_mask(s, band, row0, key0, seq.nk);
         tile1_rowmax(s, m, m_new);
         tile1_exp(s, m, m_new, c, alpha);
         tile1_rowsum(l, alpha, s);
@@ -85,17 +90,18 @@ flash1_kernel(fa_attention_params p, float scale, bool vector_loads)
 
     float lse[TILE1_ROWS_PER_THREAD];
     tile1_normalise<D_MAX>(o, m, l, scale, lse);
-    TO *out = static_cast<TO *>(p.o) + b * p.o_strides.batch + h * p.o_strides.head;
+    const flash_outputs outputs = flash_outputs_of<PACKED>(p, b, h);
+    TO *out = static_cast<TO *>(p.o) + outputs.o + h * p.o_strides.head;
     for (int r = 0; r < TILE1_ROWS_PER_THREAD; ++r) {
         const int64_t row = row0 + ty * TILE1_ROWS_PER_THREAD + r;
-        if (row >= p.nq)
+        if (row >= seq.nq)
             continue;
 #pragma unroll
         for (int col = 0; col < D_MAX / TILE1_THREAD_COLS; ++col)
             if (tx + col * TILE1_THREAD_COLS < d)
                 flash1_store(out + row * p.o_strides.row + tx + col * TILE1_THREAD_COLS, o[r][col]);
         if (tx == 0 && p.lse != nullptr)
-            p.lse[(b * p.heads_q + h) * p.nq + row] = lse[r];
+            p.lse[outputs.lse + row] = lse[r];
     }
 }
 

@@ -27,9 +27,11 @@
 #include "flash.h"
 #include "flash_store.cuh"
 #include "key_tiles.cuh"
+#include "sequence.cuh"
 #include "tiles_2_tensor_cores.cuh"
 
-template <typename T, typename TO, int D_PAD, int MT, int BC>
+/* PACKED: blockIdx.z is a sequence of a packed batch (sequence.cuh, \ref stage07). */
+template <typename T, typename TO, int D_PAD, int MT, int BC, bool PACKED = false>
 static __global__ void __launch_bounds__(FLASH2_THREADS)
 flash2_kernel(fa_attention_params p, float scale)
 {
@@ -43,20 +45,24 @@ flash2_kernel(fa_attention_params p, float scale)
     const int d = (int)p.head_dim;
     const int warp = threadIdx.x / FA_WARP_THREADS, lane = threadIdx.x % FA_WARP_THREADS;
     const int64_t b = blockIdx.z, h = blockIdx.y, row0 = (int64_t)blockIdx.x * BR;
+    const flash_sequence seq = flash_sequence_of<PACKED>(p, b);
+    if (PACKED && row0 >= seq.nq)
+        return; /* a sequence shorter than the longest: the whole block, before any barrier */
     const int64_t h_kv = h / (p.heads_q / p.heads_kv);
-    const T *q = static_cast<const T *>(p.q) + b * p.q_strides.batch + h * p.q_strides.head +
+    const T *q = static_cast<const T *>(p.q) + seq.q + h * p.q_strides.head +
                  row0 * p.q_strides.row;
-    const T *k = static_cast<const T *>(p.k) + b * p.k_strides.batch + h_kv * p.k_strides.head;
-    const T *v = static_cast<const T *>(p.v) + b * p.v_strides.batch + h_kv * p.v_strides.head;
+    const T *k = static_cast<const T *>(p.k) + seq.k + h_kv * p.k_strides.head;
+    const T *v = static_cast<const T *>(p.v) + seq.v + h_kv * p.v_strides.head;
     const float c = scale * FA_LOG2E_F;
-    const int rows_valid = fa_tile_rows(p.nq, row0, BR);
-    const causal_tiles tiles = causal_key_tiles(flash_band(&p), row0, row0 + rows_valid, p.nk, BC);
+    const int rows_valid = fa_tile_rows(seq.nq, row0, BR);
+    const causal_tiles tiles =
+        causal_key_tiles(flash_sequence_band(p, seq), row0, row0 + rows_valid, seq.nk, BC);
 
     tile2_load_async<D_PAD, FLASH2_THREADS>(q_tile, q, p.q_strides.row, rows_valid, BR, d);
     if (tiles.begin < tiles.end) {
         const int64_t first = tiles.begin * BC;
         tile2_load_async<D_PAD, FLASH2_THREADS>(k_tile, k + first * p.k_strides.row,
-                                                p.k_strides.row, fa_tile_rows(p.nk, first, BC),
+                                                p.k_strides.row, fa_tile_rows(seq.nk, first, BC),
                                                 BC, d);
     }
     cp_async_commit();
@@ -79,7 +85,7 @@ flash2_kernel(fa_attention_params p, float scale)
 
     for (int64_t t = tiles.begin; t < tiles.end; ++t) {
         const int64_t key0 = t * BC;
-        const int valid = fa_tile_rows(p.nk, key0, BC);
+        const int valid = fa_tile_rows(seq.nk, key0, BC);
         cp_async_wait<0>();
         __syncthreads(); /* K_t (and Q) landed; every warp is done with V_(t-1) */
         tile2_load_async<D_PAD, FLASH2_THREADS>(v_tile, v + key0 * p.v_strides.row,
@@ -88,8 +94,8 @@ flash2_kernel(fa_attention_params p, float scale)
 
         float s[MT][NT][4], m_new[MT][2], alpha[MT][2];
         tile2_scores<D_PAD, MT, NT>(s, q_tile, k_tile, warp_row0);
-        if (causal_tile_masked(tiles, t)) /* the band read from p again, not held in the loop */
-            causal2_mask<MT, NT>(s, flash_band(&p), row0 + warp_row0, key0, p.nk);
+        if (causal_tile_masked(tiles, t)) /* the band made again, not held in the loop */
+            causal2_mask<MT, NT>(s, flash_sequence_band(p, seq), row0 + warp_row0, key0, seq.nk);
         tile2_rowmax<MT, NT>(s, m, m_new);
         tile2_exp<MT, NT>(s, m, m_new, c, alpha);
         tile2_rowsum<MT, NT>(l, alpha, s);
@@ -100,7 +106,7 @@ flash2_kernel(fa_attention_params p, float scale)
             const int64_t next = key0 + BC;
             tile2_load_async<D_PAD, FLASH2_THREADS>(k_tile, k + next * p.k_strides.row,
                                                     p.k_strides.row,
-                                                    fa_tile_rows(p.nk, next, BC), BC, d);
+                                                    fa_tile_rows(seq.nk, next, BC), BC, d);
             cp_async_commit();
         }
         tile2_accumulate_pv<D_PAD, MT, NT>(o, alpha, s, v_tile);
@@ -130,8 +136,8 @@ flash2_kernel(fa_attention_params p, float scale)
     __syncthreads();
     constexpr int PER_CHUNK = 16 / (int)sizeof(TO);
     const int chunks = d / PER_CHUNK; /* d is a multiple of 8: whole chunks */
-    TO *out = static_cast<TO *>(p.o) + b * p.o_strides.batch + h * p.o_strides.head +
-              row0 * p.o_strides.row;
+    const flash_outputs outputs = flash_outputs_of<PACKED>(p, b, h);
+    TO *out = static_cast<TO *>(p.o) + outputs.o + h * p.o_strides.head + row0 * p.o_strides.row;
     for (int i = threadIdx.x; i < rows_valid * chunks; i += FLASH2_THREADS) {
         const int row = i / chunks, chunk = i % chunks;
         *reinterpret_cast<uint4 *>(out + row * p.o_strides.row + chunk * PER_CHUNK) =
@@ -143,8 +149,8 @@ flash2_kernel(fa_attention_params p, float scale)
 #pragma unroll
             for (int hh = 0; hh < 2; ++hh) {
                 const int64_t row = row0 + warp_row0 + 16 * i + g + 8 * hh;
-                if (row < p.nq)
-                    p.lse[(b * p.heads_q + h) * p.nq + row] = lse[i][hh];
+                if (row < seq.nq)
+                    p.lse[outputs.lse + row] = lse[i][hh];
             }
 }
 

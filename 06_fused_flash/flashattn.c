@@ -10,6 +10,7 @@
 
 #include <math.h>
 
+#include "fa_status.h"
 #include "flash.h"
 
 fa_strides fa_attention_strides_bnhd(int64_t n, int64_t heads, int64_t head_dim)
@@ -65,4 +66,45 @@ fa_status fa_attention_method(const fa_attention_params *p, fa_attn_method *meth
     m.output_dtype = flash_o_dtype(p);
     *method = m;
     return FA_OK;
+}
+
+/**
+ * One array of offsets, @p name, of sequences of @p what (rows or keys):
+ * non-decreasing from >= 0 to <= @p total, no step above @p longest.
+ */
+static fa_status check_offsets(const char *name, const char *what, const int32_t *cu,
+                               int64_t batch, int64_t total, const char *total_name,
+                               int64_t longest, const char *longest_name)
+{
+    if (cu[0] < 0)
+        return fa_fail(FA_ERR_INVALID_ARGUMENT, "fa_attention: %s[0] = %d, expected >= 0", name,
+                       (int)cu[0]);
+    for (int64_t b = 0; b < batch; ++b) {
+        const int64_t length = (int64_t)cu[b + 1] - cu[b];
+        if (length < 0)
+            return fa_fail(FA_ERR_INVALID_ARGUMENT,
+                           "fa_attention: %s[%lld] = %d < %s[%lld] = %d: offsets must not decrease",
+                           name, (long long)(b + 1), (int)cu[b + 1], name, (long long)b, (int)cu[b]);
+        if (length > longest)
+            return fa_fail(FA_ERR_INVALID_ARGUMENT,
+                           "fa_attention: sequence %lld has %lld %s (%s[%lld] - %s[%lld]), more "
+                           "than %s = %lld",
+                           (long long)b, (long long)length, what,
+                           name, (long long)(b + 1), name, (long long)b, longest_name,
+                           (long long)longest);
+    }
+    if (cu[batch] > total)
+        return fa_fail(FA_ERR_INVALID_ARGUMENT,
+                       "fa_attention: %s[%lld] = %d is past the tensors' %s = %lld", name,
+                       (long long)batch, (int)cu[batch], total_name, (long long)total);
+    return FA_OK;
+}
+
+fa_status flash_check_packed_offsets(const fa_attention_params *p, const int32_t *cu_q,
+                                     const int32_t *cu_k)
+{
+    FA_TRY(check_offsets("cu_seqlens_q", "rows", cu_q, p->batch, p->nq, "nq", p->max_seqlen_q,
+                         "max_seqlen_q"));
+    return check_offsets("cu_seqlens_k", "keys", cu_k, p->batch, p->nk, "nk", p->max_seqlen_k,
+                         "max_seqlen_k");
 }

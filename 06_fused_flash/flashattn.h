@@ -16,6 +16,16 @@
  * h q_strides.head + d]. fa_attention_strides_bnhd() and
  * fa_attention_strides_bhnd() fill them for the two usual layouts.
  *
+ * A packed batch (cu_seqlens_q and cu_seqlens_k set) holds batch sequences
+ * of their own lengths one after the other: q and o are [nq][heads_q][head_dim]
+ * and k, v [nk][heads_kv][head_dim] through the row and head strides (the
+ * batch strides are unused), nq and nk the totals, and lse is
+ * [heads_q][nq]. Sequence b is its own attention problem of
+ * cu_seqlens_q[b + 1] - cu_seqlens_q[b] rows and as many keys as
+ * cu_seqlens_k gives it, its mask aligned to its own lengths; no row sees
+ * another sequence's keys. fa_attention_forward() reads the offsets back to
+ * the host to check them (one synchronisation of the stream).
+ *
  * Every field is validated before any launch: a bad one gives a status and a
  * message (fa_last_error()) naming the field, its value and what is allowed;
  * nothing is written then. Zero-size work (batch, heads or nq of 0) is a
@@ -62,7 +72,8 @@ typedef struct fa_attention_params {
     const void *k;          /**< [batch][nk][heads_kv][head_dim] through k_strides */
     const void *v;          /**< [batch][nk][heads_kv][head_dim] through v_strides */
     void *o;                /**< [batch][nq][heads_q][head_dim] through o_strides: dtype, or fp32 */
-    float *lse;             /**< optional [batch][heads_q][nq] fp32, contiguous; NULL: not written */
+    float *lse;             /**< optional [batch][heads_q][nq] fp32, contiguous (packed:
+                                 [heads_q][nq]); NULL: not written */
     fa_dtype dtype;         /**< of q, k, v: FA_F32, FA_BF16 or FA_F16 */
     bool o_fp32;            /**< o is fp32 instead of dtype */
     int64_t batch;
@@ -78,6 +89,12 @@ typedef struct fa_attention_params {
     int64_t window_left;    /**< FA_MASK_WINDOW: keys allowed before the bottom-right diagonal, */
     int64_t window_right;   /**< and after it; -1 unbounded (FlashAttention's window_size);
                                  ignored by the other masks */
+    const int32_t *cu_seqlens_q; /**< a packed batch (both or neither; NULL: not packed): device
+                                      int32 [batch + 1], sequence b's query rows are
+                                      cu_seqlens_q[b] .. cu_seqlens_q[b + 1] - 1 of q and o */
+    const int32_t *cu_seqlens_k; /**< and its keys cu_seqlens_k[b] .. cu_seqlens_k[b + 1] - 1 */
+    int64_t max_seqlen_q;   /**< packed: at least the longest sequence's rows (it sizes the grid) */
+    int64_t max_seqlen_k;   /**< packed: at least the longest sequence's keys */
     fa_variant variant;     /**< FA_VARIANT_AUTO, or one kernel (refused if it cannot run the call) */
 } fa_attention_params;
 
@@ -123,10 +140,15 @@ size_t fa_attention_params_size(void);
 
 #if FA_HAVE_CUDA
 /**
- * Enqueues the attention forward of @p p on @p stream (no synchronisation):
- * validates (fa_attention_supported()), chooses the kernel and launches it.
- * @return as fa_attention_supported(), ::FA_ERR_NO_DEVICE, or ::FA_ERR_CUDA
- *         when the launch fails.
+ * Enqueues the attention forward of @p p on @p stream: validates
+ * (fa_attention_supported()), chooses the kernel and launches it. No
+ * synchronisation, except for a packed batch: its offsets are copied to the
+ * host and checked first (non-decreasing, within nq and nk, no sequence
+ * longer than max_seqlen_q or max_seqlen_k), so a packed call cannot be
+ * captured in a CUDA graph.
+ * @return as fa_attention_supported(), ::FA_ERR_INVALID_ARGUMENT for bad
+ *         offsets, ::FA_ERR_NO_DEVICE, or ::FA_ERR_CUDA when the launch (or
+ *         the copy) fails.
  */
 fa_status fa_attention_forward(const fa_attention_params *p, cudaStream_t stream);
 #endif

@@ -7,11 +7,12 @@
  * fa_attention_supported() (flashattn.c) is this function of the reference
  * build; the learner writes its twin, learner/validate.c. The rules, in
  * the order they are checked: the dtype, the scale, the mask (with a window's
- * extents) and the variant; the sizes (zero-size
- * work is a valid no-op and stops there); the grid's limits; each tensor
- * (strides non-negative, offsets within 64 bits, present and element-aligned,
- * an output whose elements do not share an address); outputs apart from the
- * inputs and each other; then the kernel: v2 when the call allows it (bf16
+ * extents), the variant and a packed batch's offsets set both or neither; the
+ * sizes (with a packed batch's longest sequences; zero-size work is a valid
+ * no-op and stops there); the grid's limits; each tensor (strides
+ * non-negative, offsets within 64 bits, present and element-aligned, an
+ * output whose elements do not share an address); outputs apart from the
+ * inputs and each other; a packed batch's offset arrays; then the kernel: v2 when the call allows it (bf16
  * or fp16, head_dim a multiple of 8 up to 256, every row 16-byte aligned),
  * else v1, or the variant asked for, refused with the reason when it cannot.
  */
@@ -111,6 +112,16 @@ static fa_status check_sizes(const fa_attention_params *p)
                        "%s: head_dim = %lld, expected 1..%d (v1 takes any; v2 multiples of 8 "
                        "up to %d)",
                        API, (long long)p->head_dim, TILE1_MAX_D, FLASH2_MAX_D);
+    if (p->cu_seqlens_q == NULL)
+        return FA_OK;
+    if (p->max_seqlen_q < 0 || p->max_seqlen_q > p->nq)
+        return fa_fail(FA_ERR_INVALID_SIZE,
+                       "%s: max_seqlen_q = %lld, expected 0..nq = %lld (the longest sequence's rows)",
+                       API, (long long)p->max_seqlen_q, (long long)p->nq);
+    if (p->max_seqlen_k < 0 || p->max_seqlen_k > p->nk)
+        return fa_fail(FA_ERR_INVALID_SIZE,
+                       "%s: max_seqlen_k = %lld, expected 0..nk = %lld (the longest sequence's keys)",
+                       API, (long long)p->max_seqlen_k, (long long)p->nk);
     return FA_OK;
 }
 
@@ -132,42 +143,73 @@ static fa_status check_values(const fa_attention_params *p)
                        "%s: variant = %d, expected FA_VARIANT_AUTO, FA_VARIANT_CUDA_CORES or "
                        "FA_VARIANT_TENSOR_CORES",
                        API, (int)p->variant);
+    if ((p->cu_seqlens_q == NULL) != (p->cu_seqlens_k == NULL))
+        return fa_fail(FA_ERR_INVALID_ARGUMENT,
+                       "%s: cu_seqlens_q = %p, cu_seqlens_k = %p: a packed batch sets both, a "
+                       "plain one neither",
+                       API, (const void *)p->cu_seqlens_q, (const void *)p->cu_seqlens_k);
     return FA_OK;
 }
 
-/** The four tensors and lse: present, in bounds, aligned, outputs apart from inputs and each other. */
+/**
+ * A packed batch's offset arrays: batch + 1 aligned int32 each, apart from
+ * the outputs (every block reads them while others write).
+ */
+static fa_status check_offset_arrays(const fa_attention_params *p, const tensor *o,
+                                     int64_t lse_bytes)
+{
+    const char *const names[2] = {"cu_seqlens_q", "cu_seqlens_k"};
+    const int32_t *const arrays[2] = {p->cu_seqlens_q, p->cu_seqlens_k};
+    const int64_t bytes = (p->batch + 1) * 4;
+    for (int i = 0; i < 2; ++i) {
+        FA_TRY(fa_require_array(API, names[i], arrays[i], p->batch + 1, 4));
+        FA_TRY(fa_require_disjoint(API, "o", p->o, o->span_bytes, names[i], arrays[i], bytes));
+        if (p->lse != NULL)
+            FA_TRY(fa_require_disjoint(API, "lse", p->lse, lse_bytes, names[i], arrays[i], bytes));
+    }
+    return FA_OK;
+}
+
+/**
+ * The four tensors and lse: present, in bounds, aligned, outputs apart from
+ * inputs and each other; a packed batch's offset arrays.
+ */
 static fa_status check_tensors(const fa_attention_params *p)
 {
     const int64_t in_bytes = fa_dtype_size(p->dtype);
     tensor t[4] = {
-        {"q", p->q, p->q_strides, p->nq, p->heads_q, in_bytes, 0},
-        {"k", p->k, p->k_strides, p->nk, p->heads_kv, in_bytes, 0},
-        {"v", p->v, p->v_strides, p->nk, p->heads_kv, in_bytes, 0},
-        {"o", p->o, p->o_strides, p->nq, p->heads_q, fa_dtype_size(flash_o_dtype(p)), 0},
+        {"q", p->q, flash_strides_used(p, p->q_strides), p->nq, p->heads_q, in_bytes, 0},
+        {"k", p->k, flash_strides_used(p, p->k_strides), p->nk, p->heads_kv, in_bytes, 0},
+        {"v", p->v, flash_strides_used(p, p->v_strides), p->nk, p->heads_kv, in_bytes, 0},
+        {"o", p->o, flash_strides_used(p, p->o_strides), p->nq, p->heads_q,
+         fa_dtype_size(flash_o_dtype(p)), 0},
     };
+    /* A packed batch's sequences lie one after the other in one [rows][heads][d] tensor. */
+    const int64_t entries = flash_batch_entries(p);
+    const bool packed = p->cu_seqlens_q != NULL;
     for (int i = 0; i < 4; ++i) {
         if (i > 0 && i < 3 && p->nk == 0)
             continue; /* no key: k and v are never read */
-        FA_TRY(check_tensor(&t[i], p->batch, p->head_dim, i == 3));
+        FA_TRY(check_tensor(&t[i], entries, p->head_dim, i == 3));
     }
     for (int i = 1; i < 3; ++i)
         if (p->nk > 0)
             FA_TRY(fa_require_disjoint(API, "o", p->o, t[3].span_bytes, t[i].name, t[i].data,
                                        t[i].span_bytes));
     FA_TRY(fa_require_disjoint(API, "o", p->o, t[3].span_bytes, "q", p->q, t[0].span_bytes));
-    if (p->lse == NULL)
-        return FA_OK;
-    const int64_t rows = fa_mul_within(fa_mul_within(p->batch, p->heads_q, INT64_MAX), p->nq,
+    const int64_t rows = fa_mul_within(fa_mul_within(entries, p->heads_q, INT64_MAX), p->nq,
                                        fa_max_elements(4));
-    if (rows < 0)
-        return fa_fail(FA_ERR_OVERFLOW, "%s: lse of batch x heads_q x nq floats overflows 64-bit "
-                                        "byte offsets", API);
-    FA_TRY(fa_require_array(API, "lse", p->lse, rows, 4));
-    for (int i = 0; i < 4; ++i)
-        if (i == 0 || i == 3 || p->nk > 0)
-            FA_TRY(fa_require_disjoint(API, "lse", p->lse, rows * 4, t[i].name, t[i].data,
-                                       t[i].span_bytes));
-    return FA_OK;
+    if (p->lse != NULL) {
+        if (rows < 0)
+            return fa_fail(FA_ERR_OVERFLOW, "%s: lse of %s floats overflows 64-bit byte offsets",
+                           API, packed ? "heads_q x nq" : "batch x heads_q x nq");
+        FA_TRY(fa_require_array(API, "lse", p->lse, rows, 4));
+        for (int i = 0; i < 4; ++i)
+            if (i == 0 || i == 3 || p->nk > 0)
+                FA_TRY(fa_require_disjoint(API, "lse", p->lse, rows * 4, t[i].name, t[i].data,
+                                           t[i].span_bytes));
+    }
+    return packed ? check_offset_arrays(p, &t[3], rows * 4) : FA_OK;
 }
 
 /** Why version 2 cannot run @p p (a message written into @p why), or FA_OK. */
@@ -184,7 +226,9 @@ static fa_status tensor_cores_refusal(const fa_attention_params *p, char *why, s
     }
     /* cp.async and the 16-byte stores of O move 16 bytes: every row must start on 16 bytes. */
     const void *const data[4] = {p->q, p->k, p->v, p->o};
-    const fa_strides strides[4] = {p->q_strides, p->k_strides, p->v_strides, p->o_strides};
+    const fa_strides strides[4] = {
+        flash_strides_used(p, p->q_strides), flash_strides_used(p, p->k_strides),
+        flash_strides_used(p, p->v_strides), flash_strides_used(p, p->o_strides)};
     const char *const names[4] = {"q", "k", "v", "o"};
     for (int i = 0; i < 4; ++i) {
         const int64_t bytes = fa_dtype_size(i == 3 ? flash_o_dtype(p) : p->dtype);

@@ -19,7 +19,9 @@ extern "C" {
 /**
  * Version @p version (1 only: M25 is judged in the v1 kernel) of the fused
  * kernel with the reference's key tiles, on the device call @p p, validated
- * beforehand (fa_attention_supported() for v1). Every mask of fa_mask.h.
+ * beforehand (fa_attention_supported() for v1, and a packed batch's offsets
+ * by flash_check_packed_offsets()). Every mask of fa_mask.h, plain and
+ * packed batches.
  * ::FA_ERR_UNSUPPORTED for another version.
  */
 fa_status ref_causal_forward(int version, const fa_attention_params *p, cudaStream_t stream);

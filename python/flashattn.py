@@ -7,6 +7,8 @@ A ctypes binding over libflashattn.so, with no build step of its own::
     o, lse = flashattn.forward(q, k, v, layout="bhnd", return_lse=True)
     o = flashattn.forward(q, k, v, causal=True)          # bottom-right; "top_left": PyTorch's
     o = flashattn.forward(q, k, v, window=(256, 0))      # FlashAttention's window_size
+    o = flashattn.forward_packed(q, k, v, cu_seqlens_q, cu_seqlens_k, max_q, max_k)
+                                                         # q [total, Hq, D]: a packed batch
 
 q, k and v are CUDA tensors: torch.Tensor, or any object with
 ``__cuda_array_interface__`` (fp32 and fp16; bf16 through torch). Their
@@ -33,8 +35,10 @@ __all__ = [
     "Params",
     "Strides",
     "forward",
+    "forward_packed",
     "library",
     "supported",
+    "supported_packed",
 ]
 
 LIBRARY_NAME = "libflashattn.so"
@@ -94,6 +98,10 @@ class Params(ctypes.Structure):
         ("mask", ctypes.c_int),
         ("window_left", ctypes.c_int64),
         ("window_right", ctypes.c_int64),
+        ("cu_seqlens_q", ctypes.c_void_p),
+        ("cu_seqlens_k", ctypes.c_void_p),
+        ("max_seqlen_q", ctypes.c_int64),
+        ("max_seqlen_k", ctypes.c_int64),
         ("variant", ctypes.c_int),
     ]
 
@@ -222,11 +230,16 @@ class _Tensor:
 
 
 def _axes(t, layout):
-    """(batch, rows, heads, dim) and fa_strides of a 4-D tensor in @p layout."""
-    t.require_rank(4)
-    if t.shape[3] > 1 and t.strides[3] != 1:
+    """(batch, rows, heads, dim) and fa_strides of a 4-D tensor in @p layout, or of a
+    3-D [rows, heads, dim] one in layout "packed" (batch 1, its stride unused)."""
+    rank = 3 if layout == "packed" else 4
+    t.require_rank(rank)
+    if t.shape[-1] > 1 and t.strides[-1] != 1:
         raise ValueError("%s: the last dimension must be contiguous (stride 1), its stride is %d"
-                         % (t.name, t.strides[3]))
+                         % (t.name, t.strides[-1]))
+    if layout == "packed":
+        n, h, d = t.shape
+        return (1, n, h, d), Strides(0, t.strides[0], t.strides[1])
     if layout == "bnhd":
         b, n, h, d = t.shape
         strides = Strides(t.strides[0], t.strides[1], t.strides[2])
@@ -264,10 +277,33 @@ def _mask(causal, window):
     return FA_MASK_WINDOW, int(left), int(right)
 
 
-def _prepare(q, k, v, causal, window, scale, return_lse, variant, layout, out, lse, stream):
-    """Checks the arguments, allocates what is missing and fills the Params of the call."""
+def _offsets(name, x, q):
+    """(pointer, count) of a packed batch's offsets: a 1-D contiguous int32 CUDA array."""
+    if _torch_tensor(x):
+        import torch
+
+        if not x.is_cuda or x.dtype != torch.int32 or x.dim() != 1 or x.stride(0) != 1:
+            raise ValueError("%s: expected a contiguous 1-D int32 CUDA tensor, got %s %s on %s"
+                             % (name, tuple(x.shape), x.dtype, x.device))
+        if _torch_tensor(q) and x.device != q.device:
+            raise ValueError("%s is on %s, q on %s: expected one device" % (name, x.device,
+                                                                            q.device))
+        return x.data_ptr(), x.shape[0]
+    interface = getattr(x, "__cuda_array_interface__", None)
+    if (interface is None or interface["typestr"] != "<i4" or len(interface["shape"]) != 1
+            or interface.get("strides") not in (None, (4,))):
+        raise ValueError("%s: expected a contiguous 1-D int32 CUDA array" % name)
+    return interface["data"][0] or 0, interface["shape"][0]
+
+
+def _prepare(q, k, v, causal, window, scale, return_lse, variant, layout, out, lse, stream,
+             packed=None):
+    """Checks the arguments, allocates what is missing and fills the Params of the call.
+    packed: (cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k) of a packed batch."""
     mask, window_left, window_right = _mask(causal, window)
-    if layout not in ("bnhd", "bhnd"):
+    if packed is not None:
+        layout = "packed"
+    elif layout not in ("bnhd", "bhnd"):
         raise ValueError("layout = %r: expected 'bnhd' ([B, N, H, D]) or 'bhnd' ([B, H, N, D])"
                          % (layout,))
     if variant not in VARIANTS:
@@ -312,21 +348,22 @@ def _prepare(q, k, v, causal, window, scale, return_lse, variant, layout, out, l
 
     tl = None
     if return_lse or lse is not None:
+        # [batch, heads_q, nq]; a packed batch's [heads_q, total rows]
+        lse_shape = (heads_q, nq) if packed is not None else (batch, heads_q, nq)
         if lse is None:
             if not tq.torch:
                 raise ValueError("lse= is required with return_lse when q, k, v are not torch "
                                  "tensors")
             import torch
 
-            lse = torch.empty((batch, heads_q, nq), dtype=torch.float32, device=q.device)
+            lse = torch.empty(lse_shape, dtype=torch.float32, device=q.device)
         tl = _Tensor("lse", lse)
         _same_device(q, tl)
-        tl.require_rank(3)
-        contiguous = (heads_q * nq, nq, 1)
-        if (tl.dtype != FA_F32 or tl.shape != (batch, heads_q, nq)
+        tl.require_rank(len(lse_shape))
+        contiguous = (heads_q * nq, nq, 1)[-len(lse_shape):]
+        if (tl.dtype != FA_F32 or tl.shape != lse_shape
                 or any(e > 1 and s != c for e, s, c in zip(tl.shape, tl.strides, contiguous))):
-            raise ValueError("lse must be a contiguous float32 tensor of shape (%d, %d, %d)"
-                             % (batch, heads_q, nq))
+            raise ValueError("lse must be a contiguous float32 tensor of shape %s" % (lse_shape,))
 
     p = Params()
     p.q, p.k, p.v, p.o = tq.pointer, tk.pointer, tv.pointer, to.pointer
@@ -340,6 +377,15 @@ def _prepare(q, k, v, causal, window, scale, return_lse, variant, layout, out, l
     p.scale = 0.0 if scale is None else scale
     p.mask, p.window_left, p.window_right = mask, window_left, window_right
     p.variant = VARIANTS[variant]
+    if packed is not None:
+        cu_q, cu_k, max_q, max_k = packed
+        (p.cu_seqlens_q, count_q), (p.cu_seqlens_k, count_k) = (
+            _offsets("cu_seqlens_q", cu_q, q), _offsets("cu_seqlens_k", cu_k, q))
+        if count_q != count_k or count_q < 1:
+            raise ValueError("cu_seqlens_q has %d offsets, cu_seqlens_k %d: expected the same "
+                             "number, batch + 1 >= 1" % (count_q, count_k))
+        p.batch = count_q - 1
+        p.max_seqlen_q, p.max_seqlen_k = int(max_q), int(max_k)
 
     handle = _stream_handle(stream)
     if handle is None and tq.torch:
@@ -366,8 +412,22 @@ def supported(q, k, v, *, causal=False, window=None, scale=None, return_lse=Fals
     """The kernel forward() would run for these arguments ("v1 CUDA cores" or
     "v2 tensor cores"), from fa_attention_supported(): every field is
     validated, no memory is read. Raises as forward() does."""
-    p, _, _, _, _ = _prepare(q, k, v, causal, window, scale, return_lse, variant, layout, out,
-                             lse, None)
+    return _chosen(_prepare(q, k, v, causal, window, scale, return_lse, variant, layout, out,
+                            lse, None)[0])
+
+
+def supported_packed(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, *,
+                     causal=False, window=None, scale=None, return_lse=False, variant="auto",
+                     out=None, lse=None):
+    """supported() for forward_packed()'s arguments: every field validated, no memory
+    read (the offsets' contents are checked by forward_packed())."""
+    return _chosen(_prepare(q, k, v, causal, window, scale, return_lse, variant, "packed", out,
+                            lse, None, (cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                                        max_seqlen_k))[0])
+
+
+def _chosen(p):
+    """The name of the variant fa_attention_supported() chooses for @p p."""
     lib = library()
     chosen = ctypes.c_int(0)
     _check(lib, lib.fa_attention_supported(ctypes.byref(p), ctypes.byref(chosen)))
@@ -397,8 +457,33 @@ def forward(q, k, v, *, causal=False, window=None, scale=None, return_lse=False,
 
     Returns o, or (o, lse) with return_lse.
     """
-    p, out, lse, stream, device = _prepare(q, k, v, causal, window, scale, return_lse, variant,
-                                           layout, out, lse, stream)
+    return _run(_prepare(q, k, v, causal, window, scale, return_lse, variant, layout, out, lse,
+                         stream), return_lse)
+
+
+def forward_packed(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, *,
+                   causal=False, window=None, scale=None, return_lse=False, variant="auto",
+                   out=None, lse=None, stream=None):
+    """Attention forward of a packed batch (FlashAttention's flash_attn_varlen_func):
+    sequences of their own lengths one after the other, each its own attention.
+
+    q: [total_q, Hq, D]; k, v: [total_k, Hkv, D]. cu_seqlens_q, cu_seqlens_k:
+    int32 CUDA arrays of batch + 1 offsets: sequence b is rows cu_seqlens_q[b] ..
+    cu_seqlens_q[b + 1] - 1 of q (and o) and keys cu_seqlens_k[b] ..
+    cu_seqlens_k[b + 1] - 1 of k and v. max_seqlen_q, max_seqlen_k: ints, at
+    least the longest sequence's rows and keys. causal and window apply to each
+    sequence with its own lengths (bottom-right: a sequence's last row sees its
+    last key). lse: [Hq, total_q]. The library reads the offsets back to check
+    them (one synchronisation of the stream). Otherwise as forward().
+    """
+    return _run(_prepare(q, k, v, causal, window, scale, return_lse, variant, "packed", out, lse,
+                         stream, (cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k)),
+                return_lse)
+
+
+def _run(prepared, return_lse):
+    """fa_attention_forward() on the prepared call, on its device; o, or (o, lse)."""
+    p, out, lse, stream, device = prepared
     lib = library()
     if device is not None:
         import torch

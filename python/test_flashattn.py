@@ -5,7 +5,8 @@ tests that need no device run: the mirror of fa_attention_params (every field
 reaches the library, checked through its validation, which reads no memory)
 and the argument checks of the binding. On a GPU: a subset of
 FlashAttention-2's test grid against PyTorch's math path, both layouts, MHA,
-GQA and MQA, lse, strided and foreign arrays, streams, and bad inputs.
+GQA and MQA, lse, the masks, packed batches, strided and foreign arrays,
+streams, and bad inputs.
 
     FLASHATTN_LIBRARY=build/06_fused_flash/libflashattn.so python3 -m pytest python/
 """
@@ -124,6 +125,49 @@ def test_every_field_reaches_the_library(lib):
     empty["k"] = FakeArray((2, 0, 3, 64), 0)
     empty["v"] = FakeArray((2, 0, 3, 64), 0)
     assert flashattn.supported(**empty) in ("v1 CUDA cores", "v2 tensor cores")
+
+
+CUQ_AT, CUK_AT = 0x50000000, 0x60000000
+
+
+def fake_packed(total_q=10, total_k=12, batch=3, o_at=O_AT, cu_q_at=CUQ_AT):
+    """A packed call at made-up addresses: q, out [total_q, 6, 64], k, v [total_k, 3, 64]."""
+    return dict(
+        q=FakeArray((total_q, 6, 64), Q_AT),
+        k=FakeArray((total_k, 3, 64), K_AT),
+        v=FakeArray((total_k, 3, 64), V_AT),
+        out=FakeArray((total_q, 6, 64), o_at),
+        cu_seqlens_q=FakeArray((batch + 1,), cu_q_at, "<i4"),
+        cu_seqlens_k=FakeArray((batch + 1,), CUK_AT, "<i4"),
+    )
+
+
+def test_packed_fields_reach_the_library(lib):
+    assert flashattn.supported_packed(**fake_packed(), max_seqlen_q=5, max_seqlen_k=6) == \
+        "v2 tensor cores"
+    cases = [
+        (dict(max_seqlen_q=11, max_seqlen_k=6), "FA_ERR_INVALID_SIZE", "max_seqlen_q = 11"),
+        (dict(max_seqlen_q=5, max_seqlen_k=13), "FA_ERR_INVALID_SIZE", "max_seqlen_k = 13"),
+        # lse [6, 10] floats: 240 bytes
+        (dict(max_seqlen_q=5, max_seqlen_k=6, lse=FakeArray((6, 10), Q_AT, "<f4")),
+         "FA_ERR_INVALID_ARGUMENT", "(240 bytes) overlaps q"),
+    ]
+    for kwargs, status, fragment in cases:
+        with pytest.raises(flashattn.Error) as caught:
+            flashattn.supported_packed(**fake_packed(), **kwargs)
+        assert caught.value.name == status and fragment in str(caught.value), str(caught.value)
+    with pytest.raises(flashattn.Error) as caught:
+        flashattn.supported_packed(**fake_packed(o_at=CUQ_AT - 64), max_seqlen_q=5,
+                                   max_seqlen_k=6)
+    assert "overlaps cu_seqlens_q" in str(caught.value), str(caught.value)
+    call = fake_packed()
+    call["cu_seqlens_k"] = FakeArray((3,), CUK_AT, "<i4")
+    with pytest.raises(ValueError, match="cu_seqlens_q has 4 offsets, cu_seqlens_k 3"):
+        flashattn.supported_packed(**call, max_seqlen_q=5, max_seqlen_k=6)
+    call = fake_packed()
+    call["cu_seqlens_q"] = FakeArray((4,), CUQ_AT, "<i8")
+    with pytest.raises(ValueError, match="int32"):
+        flashattn.supported_packed(**call, max_seqlen_q=5, max_seqlen_k=6)
 
 
 def test_v2_needs_16_byte_rows(lib):
@@ -399,6 +443,73 @@ def test_masks(lib, torch, mask, seqlens, dtype, variant):
     if (~empty).any():
         lse_err = (lse[:, :, ~empty].double() - lse_ref[:, :, ~empty]).abs().max().item()
         assert lse_err <= LSE_TOLERANCE, "max |lse - ref64| = %.3g" % lse_err
+
+
+# A packed batch: (rows, keys) per sequence; empty, keyless, tails on both sides of the tiles.
+PACKED_LENGTHS = [(0, 0), (1, 1), (127, 127), (128, 128), (129, 129), (64, 0), (5, 300),
+                  (300, 5), (700, 1000)]
+
+
+@pytest.mark.parametrize("variant", ["v1", "v2"])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("mask", ["none"] + list(MASKS))
+def test_packed(lib, torch, mask, dtype, variant):
+    """Each sequence of a packed batch against PyTorch's math path on it alone (its mask
+    aligned to its lengths), and bit for bit against forward() on it alone; values of
+    a different range in each sequence."""
+    kwargs = MASKS.get(mask, {})
+    d, heads_kv = (64 if variant == "v2" else 40), 2
+    generator = torch.Generator(device="cuda").manual_seed(len(mask))
+    tdtype = getattr(torch, dtype)
+    seqs = []
+    for s, (nq, nk) in enumerate(PACKED_LENGTHS):
+        q = torch.randn(nq, HEADS_Q, d, device="cuda", generator=generator)
+        k = torch.randn(nk, heads_kv, d, device="cuda", generator=generator)
+        v = torch.randn(nk, heads_kv, d, device="cuda", generator=generator) * (s + 1) + 10 * s
+        seqs.append([x.to(tdtype) for x in (q, k, v)])
+    cu_q = torch.tensor([0] + [sum(n for n, _ in PACKED_LENGTHS[:i + 1])
+                               for i in range(len(PACKED_LENGTHS))], dtype=torch.int32,
+                        device="cuda")
+    cu_k = torch.tensor([0] + [sum(n for _, n in PACKED_LENGTHS[:i + 1])
+                               for i in range(len(PACKED_LENGTHS))], dtype=torch.int32,
+                        device="cuda")
+    q, k, v = (torch.cat([seq[i] for seq in seqs]) for i in range(3))
+    o, lse = flashattn.forward_packed(q, k, v, cu_q, cu_k, max(n for n, _ in PACKED_LENGTHS),
+                                      max(n for _, n in PACKED_LENGTHS), variant=variant,
+                                      return_lse=True, **kwargs)
+    torch.cuda.synchronize()
+    assert o.shape == q.shape and lse.shape == (HEADS_Q, q.shape[0])
+    scale = 1.0 / math.sqrt(d)
+    for s, (nq, nk) in enumerate(PACKED_LENGTHS):
+        if nq == 0:
+            continue
+        rows = slice(int(cu_q[s]), int(cu_q[s + 1]))
+        qs, ks, vs = (x.unsqueeze(0) for x in seqs[s])
+        alone, alone_lse = flashattn.forward(qs, ks, vs, variant=variant, return_lse=True,
+                                             **kwargs)
+        torch.cuda.synchronize()
+        assert torch.equal(o[rows], alone[0]), "sequence %d differs from its run alone" % s
+        assert torch.equal(lse[:, rows], alone_lse[0]), "sequence %d's lse differs" % s
+        if nk == 0:
+            assert torch.all(o[rows] == 0) and torch.all(lse[:, rows] == -math.inf)
+            continue
+        o_ref = masked_reference(torch, qs, ks, vs, torch.float64, scale, kwargs)
+        o_pt = masked_reference(torch, qs, ks, vs, tdtype, scale, kwargs)
+        check_output(torch, o[rows].unsqueeze(0), o_pt, o_ref, dtype)
+
+
+def test_packed_offsets_refused(lib, torch):
+    """Offsets that decrease or pass the tensors' rows: refused with the offset named."""
+    q = torch.randn(6, HEADS_Q, 64, device="cuda", dtype=torch.bfloat16)
+    k = torch.randn(8, 2, 64, device="cuda", dtype=torch.bfloat16)
+    good_k = torch.tensor([0, 4, 8], dtype=torch.int32, device="cuda")
+    for offsets, fragment in [([0, 4, 3], "cu_seqlens_q[2] = 3 < cu_seqlens_q[1] = 4"),
+                              ([0, 3, 7], "cu_seqlens_q[2] = 7 is past the tensors' nq = 6")]:
+        cu_q = torch.tensor(offsets, dtype=torch.int32, device="cuda")
+        with pytest.raises(flashattn.Error) as caught:
+            flashattn.forward_packed(q, k, k, cu_q, good_k, 6, 4)
+        assert caught.value.name == "FA_ERR_INVALID_ARGUMENT", str(caught.value)
+        assert fragment in str(caught.value), str(caught.value)
 
 
 def test_no_keys(lib, torch):

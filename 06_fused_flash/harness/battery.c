@@ -21,7 +21,7 @@ static void *slot(int i)
     return (void *)((uintptr_t)(i + 1) << 36);
 }
 
-enum { Q_SLOT = 0, K_SLOT = 1, V_SLOT = 2, O_SLOT = 3, LSE_SLOT = 4 };
+enum { Q_SLOT = 0, K_SLOT = 1, V_SLOT = 2, O_SLOT = 3, LSE_SLOT = 4, CU_Q_SLOT = 5, CU_K_SLOT = 6 };
 
 /** @p base plus @p bytes (never dereferenced). */
 static void *offset(const void *base, uintptr_t bytes)
@@ -77,6 +77,20 @@ static fa_attention_params empty(void)
     fa_attention_params p = base();
     p.q = p.k = p.v = p.o = NULL;
     p.lse = NULL;
+    return p;
+}
+
+/**
+ * The base call as a packed batch: 2 sequences of 3 rows and 5 keys in all
+ * (the longest 2 and 5), q and o [3][4][64], k and v [5][2][64], lse [4][3].
+ */
+static fa_attention_params packed(void)
+{
+    fa_attention_params p = base();
+    p.cu_seqlens_q = slot(CU_Q_SLOT);
+    p.cu_seqlens_k = slot(CU_K_SLOT);
+    p.max_seqlen_q = 2;
+    p.max_seqlen_k = 5;
     return p;
 }
 
@@ -314,6 +328,44 @@ int flash_battery(flash_battery_case *cases)
            p = lse_boundary(((int64_t)1 << 31) - 1), V1);
     REFUSE("lse of 2^15 x 2^15 x 2^31 floats", p = lse_boundary((int64_t)1 << 31), FA_ERR_OVERFLOW,
            "lse");
+
+    /* Packed batches: the batch strides unused, one [rows][heads][d] tensor each, lse [heads][nq]. */
+    ACCEPT("packed batch", p = packed(), V2);
+    ACCEPT("packed, batch strides -1 (unused)",
+           (p = packed(), p.q_strides.batch = p.k_strides.batch = p.o_strides.batch = -1), V2);
+    ACCEPT("packed, o_strides.batch 0 (unused: no overlap)", (p = packed(), p.o_strides.batch = 0),
+           V2);
+    ACCEPT("packed, o_strides.batch odd (unused: v2 still runs)",
+           (p = packed(), p.o_strides.batch = 3), V2);
+    ACCEPT("packed, o right after q's 3 rows (768 elements)",
+           (p = packed(), p.o = offset(p.q, 768 * 2)), V2);
+    ACCEPT("packed, o right after lse's 4 x 3 floats", (p = packed(), p.o = offset(p.lse, 48)),
+           V2);
+    ACCEPT("packed, longest sequences 0 (no row, no key)",
+           (p = packed(), p.max_seqlen_q = p.max_seqlen_k = 0), V2);
+    ACCEPT("packed, batch 0 with every tensor NULL",
+           (p = packed(), p.batch = 0, p.q = p.k = p.v = p.o = NULL, p.lse = NULL), ANY);
+    ACCEPT("max_seqlen_q -1 ignored when not packed", p.max_seqlen_q = -1, V2);
+    REFUSE("cu_seqlens_q without cu_seqlens_k", (p = packed(), p.cu_seqlens_k = NULL),
+           FA_ERR_INVALID_ARGUMENT, "a packed batch sets both");
+    REFUSE("cu_seqlens_k without cu_seqlens_q", (p = packed(), p.cu_seqlens_q = NULL),
+           FA_ERR_INVALID_ARGUMENT, "a packed batch sets both");
+    REFUSE("packed, max_seqlen_q -1", (p = packed(), p.max_seqlen_q = -1), FA_ERR_INVALID_SIZE,
+           "max_seqlen_q = -1");
+    REFUSE("packed, max_seqlen_q past nq", (p = packed(), p.max_seqlen_q = 4), FA_ERR_INVALID_SIZE,
+           "max_seqlen_q = 4");
+    REFUSE("packed, max_seqlen_k past nk", (p = packed(), p.max_seqlen_k = 6), FA_ERR_INVALID_SIZE,
+           "max_seqlen_k = 6");
+    REFUSE("packed, cu_seqlens_k 2-byte aligned",
+           (p = packed(), p.cu_seqlens_k = offset(p.cu_seqlens_k, 2)), FA_ERR_MISALIGNED,
+           "cu_seqlens_k = ");
+    REFUSE("packed, o overlapping cu_seqlens_q", (p = packed(), p.o = (void *)p.cu_seqlens_q),
+           FA_ERR_INVALID_ARGUMENT, "overlaps cu_seqlens_q");
+    REFUSE("packed, lse overlapping cu_seqlens_k",
+           (p = packed(), p.lse = (float *)offset(p.cu_seqlens_k, 8)), FA_ERR_INVALID_ARGUMENT,
+           "overlaps cu_seqlens_k");
+    REFUSE("packed, o_strides.row 0", (p = packed(), p.o_strides.row = 0), FA_ERR_BAD_STRIDE,
+           "o_strides.row = 0");
 #undef ACCEPT
 #undef REFUSE
     return n;

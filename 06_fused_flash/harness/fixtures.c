@@ -44,13 +44,13 @@ int64_t flash_span(const fa_strides *strides, int64_t batch, int64_t rows, int64
 
 int64_t flash_o_bytes(const fa_attention_params *p)
 {
-    return flash_span(&p->o_strides, p->batch, p->nq, p->heads_q, p->head_dim) *
+    return flash_span(&p->o_strides, flash_batch_entries(p), p->nq, p->heads_q, p->head_dim) *
            fa_dtype_size(flash_o_dtype(p));
 }
 
 int64_t flash_lse_count(const fa_attention_params *p)
 {
-    return p->batch * p->heads_q * p->nq;
+    return flash_batch_entries(p) * p->heads_q * p->nq;
 }
 
 const char *flash_layout_name(flash_layout layout)

@@ -51,7 +51,7 @@ int64_t flash_span(const fa_strides *strides, int64_t batch, int64_t rows, int64
 /** Bytes of the span of o of @p p (its dtype, or fp32 with o_fp32). */
 int64_t flash_o_bytes(const fa_attention_params *p);
 
-/** Floats of lse of @p p: batch x heads_q x nq (whether or not p->lse is set). */
+/** Floats of lse of @p p: batch x heads_q x nq, packed heads_q x nq (whether or not p->lse is set). */
 int64_t flash_lse_count(const fa_attention_params *p);
 
 /** How tensors are laid out in memory. */

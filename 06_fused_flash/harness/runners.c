@@ -30,8 +30,23 @@ flash_sizes flash_sizes_of(const fa_attention_params *host)
 static size_t input_bytes(const fa_attention_params *p, const fa_strides *strides, int64_t rows,
                           int64_t heads)
 {
-    return (size_t)(flash_span(strides, p->batch, rows, heads, p->head_dim) *
+    return (size_t)(flash_span(strides, flash_batch_entries(p), rows, heads, p->head_dim) *
                     fa_dtype_size(p->dtype));
+}
+
+/**
+ * A packed call's offsets (host @p host) uploaded into @p device (canaries
+ * after them) and their contents checked as fa_attention_forward() does.
+ */
+static fa_status upload_offsets(fa_attention_params *device, const fa_attention_params *host)
+{
+    const size_t bytes = (size_t)(host->batch + 1) * sizeof(int32_t);
+    void *cu_q = NULL, *cu_k = NULL;
+    FA_TRY(fa_canary_input(&cu_q, host->cu_seqlens_q, bytes));
+    device->cu_seqlens_q = cu_q;
+    FA_TRY(fa_canary_input(&cu_k, host->cu_seqlens_k, bytes));
+    device->cu_seqlens_k = cu_k;
+    return flash_check_packed_offsets(host, host->cu_seqlens_q, host->cu_seqlens_k);
 }
 
 fa_status flash_run_on_host(flash_launcher launch, int version, const fa_attention_params *host,
@@ -53,6 +68,9 @@ fa_status flash_run_on_host(flash_launcher launch, int version, const fa_attenti
         status = fa_canary_output(&o, (size_t)sizes->o_bytes);
     if (status == FA_OK && host->lse != NULL)
         status = fa_canary_output(&lse, lse_bytes);
+    device.cu_seqlens_q = device.cu_seqlens_k = NULL;
+    if (status == FA_OK && host->cu_seqlens_q != NULL && host->batch > 0)
+        status = upload_offsets(&device, host);
     if (status == FA_OK) {
         device.q = q;
         device.k = k;
@@ -72,6 +90,8 @@ fa_status flash_run_on_host(flash_launcher launch, int version, const fa_attenti
     fa_device_free(v);
     fa_device_free(o);
     fa_device_free(lse);
+    fa_device_free((void *)device.cu_seqlens_q);
+    fa_device_free((void *)device.cu_seqlens_k);
     return status;
 }
 

@@ -53,7 +53,8 @@ flash_sizes flash_sizes_of(const fa_attention_params *host);
  * followed by poisoned canaries (fa_canary_output()), validates the device
  * call with the variant forced to @p version (the reference's validation,
  * fa_attention_supported(): M23 is judged apart from M24; a call the version
- * cannot run returns the launcher's refusal), launches, and downloads o into
+ * cannot run returns the launcher's refusal; a packed call's offsets are
+ * uploaded too and their contents checked), launches, and downloads o into
  * host->o and lse into host->lse, adding to *@p overwritten the canary bytes
  * the kernel wrote. @p sizes is normally flash_sizes_of(host); a test may
  * shrink an output to see the canaries catch the last element.

@@ -64,7 +64,10 @@
  *       FA_ERR_INVALID_ARGUMENT naming both: fa_require_window(API, mask,
  *       window_left, window_right); the other masks ignore them;
  *    d. variant is FA_VARIANT_AUTO, _CUDA_CORES or _TENSOR_CORES, else
- *       FA_ERR_INVALID_ARGUMENT.
+ *       FA_ERR_INVALID_ARGUMENT;
+ *    e. cu_seqlens_q and cu_seqlens_k both set (a packed batch, \ref stage07)
+ *       or both NULL, else FA_ERR_INVALID_ARGUMENT ("... a packed batch sets
+ *       both, a plain one neither").
  *
  * 2. The sizes:
  *    a. batch, heads_q, nq, nk >= 0, in this order: fa_require_size()
@@ -73,7 +76,10 @@
  *       heads_kv (FA_ERR_INVALID_SIZE, saying that each key/value head serves
  *       heads_q / heads_kv query heads);
  *    c. head_dim in 1 .. TILE1_MAX_D (256), else FA_ERR_UNSUPPORTED (say what
- *       v1 and v2 take).
+ *       v1 and v2 take);
+ *    d. packed only: max_seqlen_q in 0 .. nq, then max_seqlen_k in 0 .. nk,
+ *       else FA_ERR_INVALID_SIZE ("fa_attention: max_seqlen_q = 4, expected
+ *       0..nq = 3 ..."). A plain batch ignores them.
  *
  * 3. The grid: batch and heads_q at most 65535 each (they are grid z and y),
  *    and nq at most FA_MAX_GRID_X (2^31 - 1) tiles of 64 rows, the smallest
@@ -90,6 +96,9 @@
  *    heads_q) for q and o, (batch, nk, heads_kv) for k and v, strides
  *    X_strides.{batch, row, head}, a contiguous last dimension of head_dim
  *    elements, and elements of fa_dtype_size(dtype) bytes (o: 4 when o_fp32).
+ *    A packed batch is one tensor of all its sequences' rows: extents (1,
+ *    rows, heads), its batch strides unused (flash_strides_used() in flash.h
+ *    sets them to 0; use it here and in rule 8).
  *    a. every stride >= 0, in the order batch, row, head, else
  *       FA_ERR_BAD_STRIDE ("fa_attention: q_strides.row = -1, expected >= 0");
  *    b. the offset of the last element, (head_dim - 1) + the sum over the
@@ -114,9 +123,14 @@
  *    fa_require_disjoint() (FA_ERR_INVALID_ARGUMENT).
  *
  * 7. lse, only when it is not NULL: batch * heads_q * nq floats (contiguous,
- *    [batch][heads_q][nq]); the count within fa_max_elements(4), else
- *    FA_ERR_OVERFLOW; fa_require_array(..., 4) (FA_ERR_MISALIGNED); then
- *    disjoint from q, k, v (the two only when nk > 0) and o, in that order.
+ *    [batch][heads_q][nq]; packed: heads_q * nq, [heads_q][nq]); the count
+ *    within fa_max_elements(4), else FA_ERR_OVERFLOW; fa_require_array(...,
+ *    4) (FA_ERR_MISALIGNED); then disjoint from q, k, v (the two only when
+ *    nk > 0) and o, in that order.
+ *    Then, packed only, for cu_seqlens_q then cu_seqlens_k: batch + 1 int32,
+ *    fa_require_array(..., 4), disjoint from o, then from lse (when set):
+ *    every block reads them while others write. (Their contents, which the
+ *    CPU cannot see, are checked by fa_attention_forward().)
  *
  * 8. The kernel. Version 2 can run the call when
  *      dtype is FA_BF16 or FA_F16                                else FA_ERR_UNSUPPORTED,

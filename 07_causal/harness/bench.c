@@ -2,14 +2,17 @@
  * @file bench.c
  * @brief The stage-07 benchmark (`stage07 --bench`): causal against
  *        non-causal time of the library's kernels on the course's grid, the
- *        key tiles of a causal block drawn, and the cost of each kind of
- *        tile fitted from masks of different shapes. Markdown on stdout.
+ *        key tiles of a causal block drawn, the cost of each kind of
+ *        tile fitted from masks of different shapes, and a packed batch
+ *        against the padded one. Markdown on stdout.
  */
 #include <math.h>
 #include <stdio.h>
 
 #include "checks.h"
+#include "fa_device.h"
 #include "fa_index.h"
+#include "fa_rng.h"
 #include "fa_timing.h"
 #include "flash.h"
 #include "key_tiles.cuh"
@@ -189,6 +192,101 @@ static fa_status bench_tile_kinds(const fa_run_options *options)
     return FA_OK;
 }
 
+/** The packed batch of (d): lengths drawn uniformly from PACKED_MIN..PACKED_MAX up to TOKENS. */
+enum { PACKED_MIN = 128, PACKED_MAX = 4096, PACKED_D = 128, PACKED_MAX_SEQUENCES = TOKENS / PACKED_MIN };
+
+/** fa_attention_forward() on the packed call @p context (an fa_attention_params). */
+static fa_status packed_timed(void *context, int rep, cudaStream_t stream)
+{
+    (void)rep;
+    return fa_attention_forward(context, stream);
+}
+
+/** The time of version 2 on the packed call of @p count sequences at @p offsets under @p mask. */
+static fa_status time_packed(const int32_t *offsets, int count, int64_t longest, fa_mask mask,
+                             uint64_t seed, fa_stats *stats)
+{
+    const int64_t heads = WIDTH / PACKED_D, elements = TOKENS * WIDTH;
+    fa_attention_params p = flash_params(count, heads, heads, TOKENS, TOKENS, PACKED_D, FA_BF16);
+    p.q_strides = p.k_strides = p.v_strides = p.o_strides =
+        fa_attention_strides_bnhd(TOKENS, heads, PACKED_D);
+    p.mask = mask;
+    p.max_seqlen_q = p.max_seqlen_k = longest;
+    p.variant = FA_VARIANT_TENSOR_CORES;
+    void *buffers[6] = {NULL};
+    const size_t bytes[6] = {(size_t)elements * 2, (size_t)elements * 2, (size_t)elements * 2,
+                             (size_t)elements * 2, (size_t)(heads * TOKENS) * sizeof(float),
+                             (size_t)(count + 1) * sizeof(int32_t)};
+    fa_status status = FA_OK;
+    for (int i = 0; i < 6 && status == FA_OK; ++i)
+        status = fa_device_alloc(&buffers[i], bytes[i]);
+    for (int i = 0; i < 3 && status == FA_OK; ++i)
+        status = fa_device_fill_normal(buffers[i], FA_BF16, elements, seed + (uint64_t)i);
+    if (status == FA_OK && cudaMemcpy(buffers[5], offsets, bytes[5], cudaMemcpyHostToDevice) != cudaSuccess)
+        status = fa_fail(FA_ERR_CUDA, "packed bench: cudaMemcpy of the offsets");
+    if (status == FA_OK) {
+        p.q = buffers[0];
+        p.k = buffers[1];
+        p.v = buffers[2];
+        p.o = buffers[3];
+        p.lse = buffers[4];
+        p.cu_seqlens_q = p.cu_seqlens_k = buffers[5];
+        const fa_timing_options timing = fa_timing_defaults();
+        status = fa_time_gpu(packed_timed, &p, &timing, stats);
+    }
+    for (int i = 0; i < 6; ++i)
+        fa_device_free(buffers[i]);
+    return status;
+}
+
+/**
+ * (d) A packed batch against the padded batch of the same sequences:
+ * lengths drawn from PACKED_MIN..PACKED_MAX until TOKENS tokens, version 2,
+ * D 128, bf16; padded, every sequence is computed at the longest length.
+ */
+static fa_status bench_packed(const fa_run_options *options)
+{
+    fa_rng rng;
+    fa_rng_seed(&rng, options->seed, 7);
+    int32_t offsets[PACKED_MAX_SEQUENCES + 1] = {0};
+    int count = 0;
+    int64_t longest = 0;
+    double pairs = 0.0; /* query-key pairs of the sequences, without a mask */
+    while (offsets[count] < TOKENS) {
+        int64_t n = PACKED_MIN + (int64_t)(fa_rng_uniform(&rng) * (PACKED_MAX - PACKED_MIN + 1));
+        n = n < TOKENS - offsets[count] ? n : TOKENS - offsets[count];
+        offsets[count + 1] = offsets[count] + (int32_t)n;
+        ++count;
+        longest = n > longest ? n : longest;
+        pairs += (double)n * (double)n;
+    }
+    const int64_t heads = WIDTH / PACKED_D;
+    printf("\n## (d) A packed batch against the padded batch\n\n");
+    printf("%d sequences of %d..%d tokens (drawn uniformly), %d in all, the longest %lld; H %lld, "
+           "D %d, bf16, version 2. Packed: fa_attention_forward() with cu_seqlens (its time "
+           "includes reading the offsets back, one synchronisation). Padded: the plain batch of "
+           "%d sequences of %lld, what a caller without packed batches runs. TFLOP/s count the "
+           "sequences' own products.\n\n",
+           count, PACKED_MIN, PACKED_MAX, TOKENS, (long long)longest, (long long)heads, PACKED_D,
+           count, (long long)longest);
+    printf("| mask | packed ms | packed TFLOP/s | padded ms | padded TFLOP/s | padded / packed |\n");
+    printf("|---|---|---|---|---|---|\n");
+    for (int causal = 0; causal < 2; ++causal) {
+        const fa_mask mask = causal ? FA_MASK_CAUSAL_BOTTOM_RIGHT : FA_MASK_NONE;
+        fa_stats packed, padded;
+        FA_TRY(time_packed(offsets, count, longest, mask, options->seed, &packed));
+        const flash_shape shape = {count, heads, heads, longest, longest, PACKED_D, FA_BF16,
+                                   mask, 0, 0};
+        FA_TRY(flash_time_shape(ref_flash_forward, 2, &shape, options->seed, &padded));
+        const double flop = 4.0 * (double)heads * pairs * PACKED_D / (causal ? 2.0 : 1.0);
+        printf("| %s | %.3f | %.1f | %.3f | %.1f | %.2f |\n", causal ? "causal" : "none",
+               packed.median, flop / (packed.median * 1e-3) / 1e12, padded.median,
+               flop / (padded.median * 1e-3) / 1e12, padded.median / packed.median);
+        fflush(stdout);
+    }
+    return FA_OK;
+}
+
 fa_status stage07_bench(const fa_run_options *options)
 {
     double copy_gb_per_s = 0.0;
@@ -198,5 +296,6 @@ fa_status stage07_bench(const fa_run_options *options)
            "before each run%s; the library's kernels (fa_attention_forward()'s).\n",
            timing.warmup, timing.repeats, timing.flush_l2 ? "" : " (not)");
     FA_TRY(bench_causal(options));
-    return bench_tile_kinds(options);
+    FA_TRY(bench_tile_kinds(options));
+    return bench_packed(options);
 }

@@ -5,11 +5,15 @@
 #include "cases.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fa_adversarial.h"
 #include "fa_index.h"
 #include "fa_mask.h"
+#include "fa_stage.h"
+#include "flash.h"
 
 /** The masks of the grid, in rotation. */
 static const struct {
@@ -33,6 +37,55 @@ flash_spec causal_grid_spec(int version, bool quick, int index)
     s.window_left = CAUSAL_MASKS[m].left;
     s.window_right = CAUSAL_MASKS[m].right;
     return s;
+}
+
+int causal_packed_count(void)
+{
+    return 2 * (1 + FA_COUNT_OF(CAUSAL_MASKS));
+}
+
+causal_packed_spec causal_packed_case(int version, int index)
+{
+    static const fa_dtype V1_DTYPES[] = {FA_F32, FA_BF16, FA_F16}, V2_DTYPES[] = {FA_BF16, FA_F16};
+    static const int64_t V1_D[] = {64, 40, 128}, V2_D[] = {64, 96, 128};
+    static const int64_t HEADS_KV[] = {4, 2, 1}; /* of 4 query heads: MHA, GQA, MQA */
+    const int pair = index / 2;
+    causal_packed_spec c = {.count = CAUSAL_PACKED_SEQUENCES};
+    flash_spec *s = &c.shape;
+    s->batch = 1;
+    s->head_dim = version == 1 ? V1_D[index % 3] : V2_D[index % 3];
+    s->dtype = version == 1 ? V1_DTYPES[index % 3] : V2_DTYPES[pair % 2];
+    s->heads_q = 4;
+    s->heads_kv = HEADS_KV[(index + pair) % 3];
+    s->layout = FLASH_BNHD;
+    s->o_fp32 = index % 4 == 3;
+    s->lse = index % 5 != 4;
+    s->spread = 1.0;
+    if (pair > 0) {
+        s->mask = CAUSAL_MASKS[pair - 1].mask;
+        s->window_left = CAUSAL_MASKS[pair - 1].left;
+        s->window_right = CAUSAL_MASKS[pair - 1].right;
+    }
+    const int64_t bc = flash_block_n(version, s->head_dim);
+    const int64_t br = version == 1 ? TILE1_BR : flash2_br(tile2_row_elements((int)s->head_dim));
+    const int64_t same[CAUSAL_PACKED_SEQUENCES] = {0, 1, bc - 1, bc, bc + 1, 3 * br + 5};
+    const int64_t rows[CAUSAL_PACKED_SEQUENCES] = {1, br - 1, 0, br + 1, 2 * br + 3, 7};
+    const int64_t keys[CAUSAL_PACKED_SEQUENCES] = {bc + 1, 0, bc, 1, bc - 1, 5 * bc + 2};
+    for (int i = 0; i < CAUSAL_PACKED_SEQUENCES; ++i) {
+        c.nq[i] = index % 2 == 0 ? same[i] : rows[i];
+        c.nk[i] = index % 2 == 0 ? same[i] : keys[i];
+    }
+    return c;
+}
+
+const char *causal_packed_describe(const causal_packed_spec *s, int index, char *buf, size_t cap)
+{
+    char shape[FA_CASE_NAME];
+    flash_spec_describe(&s->shape, shape, sizeof shape);
+    /* The shape's own nq and nk are not the sequences': name from " d=" on. */
+    const char *from_d = strstr(shape, " d=");
+    snprintf(buf, cap, "packed %d (%d sequences)%s", index, s->count, from_d ? from_d : shape);
+    return buf;
 }
 
 /*

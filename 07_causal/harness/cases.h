@@ -1,14 +1,15 @@
 /**
  * @file cases.h
  * @brief The inputs of stage 07's checks and tests: stage 06's grid of
- *        shapes with a mask on every case, and the sentinel fixtures, which
- *        test every (row, key) decision of a mask by a key whose score
- *        dominates. Plain C (no CUDA).
+ *        shapes with a mask on every case, the packed batches, and the
+ *        sentinel fixtures, which test every (row, key) decision of a mask by
+ *        a key whose score dominates. Plain C (no CUDA).
  */
 #ifndef CAUSAL_CASES_H
 #define CAUSAL_CASES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "fa_status.h"
@@ -29,6 +30,35 @@ int causal_grid_count(int version, bool quick);
  * before the next, so every shape meets every mask.
  */
 flash_spec causal_grid_spec(int version, bool quick, int index);
+
+/** Sequences of a packed case. */
+enum { CAUSAL_PACKED_SEQUENCES = 6 };
+
+/** A packed batch to make (packed.h): the shape its sequences share and their lengths. */
+typedef struct causal_packed_spec {
+    flash_spec shape; /**< heads, head_dim, dtype, o, lse, mask; batch, nq, nk are the sequences' */
+    int count;        /**< sequences */
+    int64_t nq[CAUSAL_PACKED_SEQUENCES], nk[CAUSAL_PACKED_SEQUENCES];
+} causal_packed_spec;
+
+/** How many packed cases there are (each version has as many). */
+int causal_packed_count(void);
+
+/**
+ * Packed case @p index of version @p version. Even cases pack sequences of
+ * as many rows as keys, 0, 1, Bc - 1, Bc, Bc + 1 and 3 Br + 5 (Br x Bc the
+ * version's tile at the case's head dimension); odd cases rows and keys of
+ * their own, (1, Bc + 1), (Br - 1, 0), (0, Bc), (Br + 1, 1), (2 Br + 3,
+ * Bc - 1), (7, 5 Bc + 2): empty sequences, rows with no key, tails on both
+ * sides. Case pairs go through no mask and then the six of the masked grid;
+ * the dtype, head dimension, heads (MHA, GQA, MQA), o in fp32 and lse
+ * rotate. Each sequence's scores have their own pattern and spread
+ * (causal_packed_make()).
+ */
+causal_packed_spec causal_packed_case(int version, int index);
+
+/** "packed 3 (6 sequences) d=128 bf16 gqa causal-br": a packed case's name, into @p buf. */
+const char *causal_packed_describe(const causal_packed_spec *s, int index, char *buf, size_t cap);
 
 /** The score of a sentinel key: e^30 outweighs every other key of its row by far. */
 #define CAUSAL_SENTINEL_SCORE 30.0

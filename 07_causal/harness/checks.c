@@ -19,6 +19,7 @@
 #include "causal.h"
 #include "fa_index.h"
 #include "fa_rng.h"
+#include "judge.h"
 
 enum { M25 = 25, VERSION = 1 };
 
@@ -60,7 +61,57 @@ static bool run(fa_result *result, const char *name, fa_impl impl, flash_case *c
     return flash_result_run(result, name, causal_forward_of(impl), VERSION, c);
 }
 
-/** The fixtures in fp32 and bf16 (unless problem flags were given), then the grid or the flags' case. */
+bool causal_packed_result(fa_result *result, const char *name, flash_launcher launch, int version,
+                          causal_packed *b)
+{
+    const flash_sizes sizes = flash_sizes_of(&b->call);
+    int64_t overwritten = 0;
+    causal_packed_poison(b);
+    if (!fa_result_status(result, name,
+                          flash_run_on_host(launch, version, &b->call, &sizes, &overwritten)) ||
+        !fa_result_canaries(result, name, "o or lse", overwritten))
+        return false;
+    causal_packed_scatter(b);
+    for (int s = 0; s < b->count; ++s) {
+        const flash_call *one = &b->seqs[s].call;
+        if (one->params.nq == 0)
+            continue;
+        char seq_name[FA_CASE_NAME];
+        snprintf(seq_name, sizeof seq_name, "%s, sequence %d (%lld x %lld)", name, s,
+                 (long long)one->params.nq, (long long)one->params.nk);
+        fa_attn_method method;
+        if (!fa_result_status(result, seq_name, flash_method(one, version, &method)) ||
+            !flash_result_judge(result, seq_name, one, &method, NULL, one->params.nq))
+            return false;
+    }
+    return true;
+}
+
+/** Packed case @p index of version @p version, run by @p launch and judged; false when it did not pass. */
+static bool packed_run(fa_result *result, const fa_run_options *options, flash_launcher launch,
+                       int version, int index)
+{
+    const causal_packed_spec spec = causal_packed_case(version, index);
+    char name[FA_CASE_NAME];
+    causal_packed_describe(&spec, index, name, sizeof name);
+    if (!fa_case_begin(result, options, name))
+        return true;
+    fa_rng rng;
+    fa_rng_seed(&rng, options->seed, ((uint64_t)M25 << 32) | (1u << 20) | (uint64_t)index);
+    causal_packed b;
+    const bool ok =
+        fa_result_status(result, name,
+                         causal_packed_make(&b, &spec, flash_block_n(version, spec.shape.head_dim),
+                                            &rng)) &&
+        causal_packed_result(result, name, launch, version, &b);
+    causal_packed_free(&b);
+    return ok;
+}
+
+/**
+ * The fixtures in fp32 and bf16 (unless problem flags were given), then the
+ * grid and the packed batches, or the flags' case.
+ */
 static void check_25(fa_impl impl, const fa_run_options *options, fa_result *result)
 {
     char name[FA_CASE_NAME];
@@ -104,7 +155,12 @@ static void check_25(fa_impl impl, const fa_run_options *options, fa_result *res
         if (!ok)
             return;
     }
-    fa_result_pass(result, "o and lse end to end within the bound, every mask (%d cases)",
+    for (int i = 0; i < causal_packed_count() && options->problem.given == 0; ++i)
+        if (!packed_run(result, options, causal_forward_of(impl), VERSION, i))
+            return;
+    fa_result_pass(result,
+                   "o and lse end to end within the bound, every mask, plain and packed batches "
+                   "(%d cases)",
                    result->cases);
 }
 

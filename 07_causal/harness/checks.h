@@ -5,15 +5,18 @@
  *        kernel) and the benchmark. Built only with CUDA.
  *
  * M25 runs the sentinel fixtures (cases.h), then stage 06's shape grid with
- * a mask on every case (causal_grid_spec()), each judged end to end against
+ * a mask on every case (causal_grid_spec()), then the packed batches
+ * (causal_packed_case()), each judged end to end against
  * fa_attention_reference() under the masks' own allowed keys and the bound
- * of the declared method, with canaries after every buffer.
+ * of the declared method (a packed batch sequence by sequence), with
+ * canaries after every buffer.
  */
 #ifndef CAUSAL_CHECKS_H
 #define CAUSAL_CHECKS_H
 
 #include "fa_stage.h"
 #include "fa_status.h"
+#include "packed.h"
 #include "runners.h"
 
 #ifdef __cplusplus
@@ -25,6 +28,16 @@ extern const fa_stage_desc stage07;
 
 /** @p impl's M25 launcher: ref_causal_forward() or learner_causal_forward(). */
 flash_launcher causal_forward_of(fa_impl impl);
+
+/**
+ * Runs version @p version of @p launch on the packed call of @p b
+ * (flash_run_on_host(): canaries, the offsets uploaded and checked), then
+ * judges every sequence with a row as a call of its own under the version's
+ * declared method: its mask aligned to its own lengths, its rows against
+ * its own keys. False, @p result filled, on a failure or an error.
+ */
+bool causal_packed_result(fa_result *result, const char *name, flash_launcher launch, int version,
+                          causal_packed *b);
 
 /**
  * The stage benchmark (`stage07 --bench`, bench.c): causal against

@@ -7,10 +7,12 @@
  * giving ref_causal_forward(), and with the learner's (found first on the
  * include path, and included here before the kernel so that the kernel's own
  * include of it is the learner's), giving learner_causal_forward(). The
- * kernel, its launch (launch_1.cuh) and the validation are stage 06's.
+ * kernel, its launch (launch_1.cuh) and the validation are stage 06's; a
+ * packed batch runs its packed instances (packed_1.cuh).
  */
 #include "key_tiles.cuh"
 #include "launch_1.cuh"
+#include "packed_1.cuh"
 
 #include "causal.h"
 
@@ -23,5 +25,5 @@ fa_status FA_LAUNCHER(causal_forward)(int version, const fa_attention_params *p,
                                            "reference's v1 kernel), not version %d", version);
     if (p->batch == 0 || p->heads_q == 0 || p->nq == 0)
         return FA_OK;
-    return flash1_launch(p, stream);
+    return p->cu_seqlens_q != NULL ? flash1_launch<flash1_packed>(p, stream) : flash1_launch(p, stream);
 }

@@ -8,19 +8,26 @@
  * closed forms against the reference, and the judge accepting them; every
  * shape of the masked grid meeting every mask.
  *
+ * `test_stage07 cpu` also checks a packed batch's offsets as the library
+ * reads them back, and every packed case as made.
+ *
  * `test_stage07 gpu` (exit 77 without a usable GPU): M25's reference check
- * (the sentinel fixtures and version 1's masked grid); the library's version
- * 2 on the sentinel fixtures and its own masked grid, each judged end to end
- * with canaries.
+ * (the sentinel fixtures, version 1's masked grid and its packed batches);
+ * the library's version 2 on the sentinel fixtures and its own masked grid,
+ * each judged end to end with canaries; the library's packed batches
+ * (versions 1 and 2) judged sequence by sequence and bit for bit against
+ * each sequence run alone; leakage between sequences; bad offsets refused.
  */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cases.h"
 #include "fa_attention_ref.h"
+#include "fa_check.h"
 #include "fa_index.h"
 #include "fa_rng.h"
 #include "fa_stage.h"
@@ -29,6 +36,7 @@
 #include "flash.h"
 #include "judge.h"
 #include "key_tiles.cuh"
+#include "packed.h"
 
 #if FA_HAVE_CUDA
 #include "checks.h"
@@ -205,6 +213,112 @@ static void test_grid(fa_tests *t)
     }
 }
 
+/** A packed call of 3 sequences over @p cu_q and @p cu_k (host), nq 10, nk 12, longest 5 and 6. */
+static fa_attention_params offsets_call(const int32_t *cu_q, const int32_t *cu_k)
+{
+    fa_attention_params p = flash_params(3, 2, 2, 10, 12, 8, FA_BF16);
+    p.cu_seqlens_q = cu_q;
+    p.cu_seqlens_k = cu_k;
+    p.max_seqlen_q = 5;
+    p.max_seqlen_k = 6;
+    return p;
+}
+
+/**
+ * flash_check_packed_offsets(), the contents fa_attention_forward() reads
+ * back: good offsets pass (a first offset above 0 and a last below nq
+ * included); decreasing ones, a negative start, an end past nq or nk and a
+ * sequence longer than max_seqlen are refused, each naming the offset.
+ */
+static void test_packed_offsets(fa_tests *t)
+{
+    static const int32_t GOOD_Q[] = {0, 5, 5, 10}, GOOD_K[] = {0, 6, 6, 12};
+    static const struct {
+        const char *name;
+        int32_t q[4], k[4];
+        const char *needle; /* "" when the offsets are good */
+    } cases[] = {
+        {"good", {0, 5, 5, 10}, {0, 6, 6, 12}, ""},
+        {"good, sequences after a gap and before the end", {2, 4, 7, 9}, {1, 7, 7, 8}, ""},
+        {"empty sequences only", {0, 0, 0, 0}, {3, 3, 3, 3}, ""},
+        {"cu_seqlens_q decreasing", {0, 5, 4, 9}, {0, 6, 6, 12}, "cu_seqlens_q[2] = 4 < cu_seqlens_q[1] = 5"},
+        {"cu_seqlens_k decreasing", {0, 5, 5, 10}, {0, 6, 7, 6}, "cu_seqlens_k[3] = 6 < cu_seqlens_k[2] = 7"},
+        {"cu_seqlens_q[0] negative", {-1, 2, 3, 4}, {0, 6, 6, 12}, "cu_seqlens_q[0] = -1"},
+        {"cu_seqlens_q past nq", {0, 5, 6, 11}, {0, 6, 6, 12}, "cu_seqlens_q[3] = 11 is past"},
+        {"cu_seqlens_k past nk", {0, 5, 5, 10}, {0, 6, 8, 13}, "cu_seqlens_k[3] = 13 is past"},
+        {"a sequence longer than max_seqlen_q", {0, 6, 6, 10}, {0, 6, 6, 12}, "more than max_seqlen_q = 5"},
+        {"a sequence longer than max_seqlen_k", {0, 5, 5, 10}, {0, 1, 8, 12}, "more than max_seqlen_k = 6"},
+    };
+    for (int i = 0; i < FA_COUNT_OF(cases); ++i) {
+        const fa_attention_params p = offsets_call(cases[i].q, cases[i].k);
+        fa_clear_error();
+        const fa_status status = flash_check_packed_offsets(&p, cases[i].q, cases[i].k);
+        if (cases[i].needle[0] == '\0')
+            FA_EXPECT(t, status == FA_OK, "%s: %s (%s)", cases[i].name, fa_status_name(status),
+                      fa_last_error());
+        else
+            FA_EXPECT(t, status == FA_ERR_INVALID_ARGUMENT && strstr(fa_last_error(), cases[i].needle),
+                      "%s: %s (\"%s\"), expected FA_ERR_INVALID_ARGUMENT naming \"%s\"",
+                      cases[i].name, fa_status_name(status), fa_last_error(), cases[i].needle);
+    }
+    const fa_attention_params good = offsets_call(GOOD_Q, GOOD_K);
+    FA_EXPECT(t, flash_check_packed_offsets(&good, GOOD_Q, GOOD_K) == FA_OK, "%s", fa_last_error());
+}
+
+/**
+ * Every packed case of each version: made, its packed call valid
+ * (fa_attention_supported(), flash_check_packed_offsets()), its sequences
+ * the lengths of the case, each sequence's rows, keys and values those of
+ * its own call, and among the lengths an empty sequence, rows with no key,
+ * and the key tile's size, one less and one more.
+ */
+static void test_packed_cases(fa_tests *t)
+{
+    for (int version = 1; version <= 2; ++version)
+        for (int i = 0; i < causal_packed_count(); ++i) {
+            const causal_packed_spec spec = causal_packed_case(version, i);
+            char name[FA_CASE_NAME];
+            causal_packed_describe(&spec, i, name, sizeof name);
+            fa_rng rng;
+            fa_rng_seed(&rng, 7, (uint64_t)i);
+            causal_packed b;
+            const int64_t bc = flash_block_n(version, spec.shape.head_dim);
+            if (!FA_EXPECT(t, causal_packed_make(&b, &spec, bc, &rng) == FA_OK, "v%d %s: %s",
+                           version, name, fa_last_error()))
+                continue;
+            const fa_attention_params *p = &b.call;
+            fa_variant chosen = FA_VARIANT_AUTO;
+            FA_EXPECT(t, fa_attention_supported(p, &chosen) == FA_OK &&
+                             flash_check_packed_offsets(p, b.cu_q, b.cu_k) == FA_OK,
+                      "v%d %s: %s", version, name, fa_last_error());
+            const int64_t q_row = p->heads_q * p->head_dim * fa_dtype_size(p->dtype);
+            const int64_t k_row = p->heads_kv * p->head_dim * fa_dtype_size(p->dtype);
+            int64_t differing = 0;
+            bool empty = false, keyless = false, tile[3] = {false, false, false};
+            for (int s = 0; s < b.count; ++s) {
+                const fa_attention_params *one = &b.seqs[s].call.params;
+                differing += b.cu_q[s + 1] - b.cu_q[s] != spec.nq[s] ||
+                             b.cu_k[s + 1] - b.cu_k[s] != spec.nk[s];
+                differing += memcmp((const char *)p->q + q_row * b.cu_q[s], one->q,
+                                    (size_t)(q_row * one->nq)) != 0;
+                differing += memcmp((const char *)p->k + k_row * b.cu_k[s], one->k,
+                                    (size_t)(k_row * one->nk)) != 0;
+                differing += memcmp((const char *)p->v + k_row * b.cu_k[s], one->v,
+                                    (size_t)(k_row * one->nk)) != 0;
+                empty |= one->nq == 0;
+                keyless |= one->nq > 0 && one->nk == 0;
+                for (int e = 0; e < 3; ++e)
+                    tile[e] |= one->nk == bc - 1 + e;
+            }
+            FA_EXPECT(t, differing == 0 && empty && (i % 2 == 0 || keyless) && tile[0] && tile[1] &&
+                             tile[2],
+                      "v%d %s: %lld sequences differ from their calls; empty %d, keyless %d, "
+                      "Bc - 1, Bc, Bc + 1 keys %d %d %d",
+                      version, name, (long long)differing, empty, keyless, tile[0], tile[1], tile[2]);
+            causal_packed_free(&b);
+        }
+}
+
 #if FA_HAVE_CUDA
 
 /* ---- GPU ------------------------------------------------------------------------------------- */
@@ -254,13 +368,239 @@ static void test_library_masks(fa_tests *t)
     }
 }
 
+/** The library's fa_attention_forward() as a launcher, its variant forced to version @p version. */
+static fa_status library_forward(int version, const fa_attention_params *p, cudaStream_t stream)
+{
+    fa_attention_params call = *p;
+    call.variant = (fa_variant)version;
+    return fa_attention_forward(&call, stream);
+}
+
+/** Bytes that differ between @p a and @p b. */
+static int64_t bytes_differing(const void *a, const void *b, size_t bytes)
+{
+    int64_t n = 0;
+    for (size_t i = 0; i < bytes; ++i)
+        n += ((const unsigned char *)a)[i] != ((const unsigned char *)b)[i];
+    return n;
+}
+
+/**
+ * Sequence by sequence, the outputs of the packed call in @p b (scattered)
+ * against those of the sequence run alone as a plain call of batch 1:
+ * the bytes of o and lse that differ (the same kernel on the same rows and
+ * keys: none should).
+ */
+static int64_t packed_against_alone(causal_packed *b, int version, fa_status *status)
+{
+    int64_t differing = 0;
+    for (int s = 0; s < b->count && *status == FA_OK; ++s) {
+        flash_case *one = &b->seqs[s];
+        const fa_attention_params *p = &one->call.params;
+        if (p->nq == 0)
+            continue;
+        const flash_sizes sizes = flash_sizes_of(p);
+        void *packed_o = malloc((size_t)sizes.o_bytes);
+        float *packed_lse = malloc((size_t)sizes.lse_count * sizeof(float) + 1);
+        if (packed_o == NULL || packed_lse == NULL) {
+            *status = fa_fail(FA_ERR_OUT_OF_MEMORY, "packed test: no host memory");
+        } else {
+            memcpy(packed_o, one->o, (size_t)sizes.o_bytes);
+            if (one->lse != NULL)
+                memcpy(packed_lse, one->lse, (size_t)sizes.lse_count * sizeof(float));
+            int64_t overwritten = 0;
+            *status = flash_run_on_host(library_forward, version, p, &sizes, &overwritten);
+            differing += overwritten + bytes_differing(packed_o, one->o, (size_t)sizes.o_bytes);
+            if (one->lse != NULL)
+                differing += bytes_differing(packed_lse, one->lse,
+                                             (size_t)sizes.lse_count * sizeof(float));
+        }
+        free(packed_o);
+        free(packed_lse);
+    }
+    return differing;
+}
+
+/**
+ * The library's packed batches, versions 1 and 2, through
+ * fa_attention_forward() (offsets read back and checked): every packed case
+ * judged sequence by sequence, and each sequence's o and lse bit for bit
+ * those of the sequence run alone.
+ */
+static void test_library_packed(fa_tests *t)
+{
+    fa_result result = {0};
+    for (int version = 1; version <= 2; ++version)
+        for (int i = 0; i < causal_packed_count(); ++i) {
+            const causal_packed_spec spec = causal_packed_case(version, i);
+            char name[FA_CASE_NAME];
+            const size_t prefix = (size_t)snprintf(name, sizeof name, "v%d ", version);
+            causal_packed_describe(&spec, i, name + prefix, sizeof name - prefix);
+            fa_rng rng;
+            fa_rng_seed(&rng, SEED, (uint64_t)(version * 100 + i));
+            causal_packed b;
+            fa_status status = causal_packed_make(&b, &spec, flash_block_n(version, spec.shape.head_dim),
+                                                  &rng);
+            const bool judged = fa_result_status(&result, name, status) &&
+                                causal_packed_result(&result, name, library_forward, version, &b);
+            FA_EXPECT(t, judged, "%s", result.detail);
+            if (judged) {
+                const int64_t differing = packed_against_alone(&b, version, &status);
+                FA_EXPECT(t, status == FA_OK && differing == 0,
+                          "%s: %lld bytes of o and lse differ from the sequences run alone (%s)",
+                          name, (long long)differing, status == FA_OK ? "" : fa_last_error());
+            }
+            causal_packed_free(&b);
+        }
+}
+
+/**
+ * Leakage: in a packed batch, the keys and values of one sequence (the
+ * longest) are changed and the batch run again. Not one byte of the other
+ * sequences' o and lse may move; that sequence's must (the test can see a
+ * change). Each version, under no mask and under causal bottom-right.
+ */
+static void test_packed_leakage(fa_tests *t)
+{
+    for (int version = 1; version <= 2; ++version)
+        for (int pair = 0; pair < 2; ++pair) {
+            const int index = 2 * (2 * pair) + 1; /* odd (rows and keys of their own): no mask, then
+                                                     causal bottom-right */
+            const causal_packed_spec spec = causal_packed_case(version, index);
+            fa_rng rng;
+            fa_rng_seed(&rng, SEED, (uint64_t)(1000 + version * 10 + pair));
+            causal_packed b;
+            if (!FA_EXPECT(t, causal_packed_make(&b, &spec, flash_block_n(version, spec.shape.head_dim),
+                                                 &rng) == FA_OK,
+                           "%s", fa_last_error()))
+                continue;
+            fa_attention_params *p = &b.call;
+            const size_t o_bytes = (size_t)flash_o_bytes(p);
+            const size_t lse_bytes = (size_t)flash_lse_count(p) * sizeof(float);
+            void *before_o = malloc(o_bytes);
+            float *before_lse = malloc(lse_bytes + 1);
+            int changed = 0;
+            for (int s = 1; s < b.count; ++s)
+                changed = spec.nk[s] > spec.nk[changed] ? s : changed;
+            const flash_sizes sizes = flash_sizes_of(p);
+            int64_t overwritten = 0, others = 0, own = 0;
+            fa_status status = before_o == NULL || before_lse == NULL
+                                   ? fa_fail(FA_ERR_OUT_OF_MEMORY, "leakage test: no host memory")
+                                   : flash_run_on_host(library_forward, version, p, &sizes, &overwritten);
+            if (status == FA_OK) {
+                memcpy(before_o, b.o, o_bytes);
+                if (b.lse != NULL)
+                    memcpy(before_lse, b.lse, lse_bytes);
+                /* Flip the sign of the changed sequence's keys and add 1 to its values. */
+                const int64_t row = p->heads_kv * p->head_dim;
+                for (int64_t e = b.cu_k[changed] * row; e < b.cu_k[changed + 1] * row; ++e) {
+                    fa_store(b.k, p->dtype, e, -fa_load(b.k, p->dtype, e));
+                    fa_store(b.v, p->dtype, e, fa_load(b.v, p->dtype, e) + 1.0f);
+                }
+                causal_packed_poison(&b);
+                status = flash_run_on_host(library_forward, version, p, &sizes, &overwritten);
+            }
+            if (status == FA_OK) {
+                const int64_t o_row = p->heads_q * p->head_dim * fa_dtype_size(flash_o_dtype(p));
+                for (int64_t r = 0; r < p->nq; ++r) {
+                    const bool mine = r >= b.cu_q[changed] && r < b.cu_q[changed + 1];
+                    int64_t n = bytes_differing((const char *)before_o + r * o_row,
+                                                (const char *)b.o + r * o_row, (size_t)o_row);
+                    for (int64_t h = 0; h < p->heads_q && b.lse != NULL; ++h)
+                        n += before_lse[h * p->nq + r] != b.lse[h * p->nq + r];
+                    *(mine ? &own : &others) += n;
+                }
+            }
+            FA_EXPECT(t, status == FA_OK && overwritten == 0 && others == 0 && own > 0,
+                      "v%d packed %d, sequence %d's keys changed: %lld bytes of the other "
+                      "sequences' outputs moved (want 0), %lld of its own (want > 0), %lld canary "
+                      "bytes written (%s)",
+                      version, index, changed, (long long)others, (long long)own,
+                      (long long)overwritten, status == FA_OK ? "" : fa_last_error());
+            free(before_o);
+            free(before_lse);
+            causal_packed_free(&b);
+        }
+}
+
+/**
+ * fa_attention_forward() on device offsets it must refuse (decreasing, past
+ * nq, a sequence longer than max_seqlen_k): FA_ERR_INVALID_ARGUMENT with the
+ * offset named, and o left as it was (nothing launched).
+ */
+static void test_packed_refusals(fa_tests *t)
+{
+    static const struct {
+        int32_t q[3], k[3];
+        const char *needle;
+    } cases[] = {
+        {{0, 3, 2}, {0, 4, 8}, "cu_seqlens_q[2] = 2 < cu_seqlens_q[1] = 3"},
+        {{0, 3, 7}, {0, 4, 8}, "cu_seqlens_q[2] = 7 is past the tensors' nq = 6"},
+        {{0, 3, 6}, {0, 1, 8}, "sequence 1 has 7 keys"},
+    };
+    fa_attention_params p = flash_params(2, 2, 2, 6, 8, 16, FA_BF16);
+    p.max_seqlen_q = 6;
+    p.max_seqlen_k = 4;
+    const size_t q_bytes = (size_t)(6 * 2 * 16 * 2), k_bytes = (size_t)(8 * 2 * 16 * 2);
+    void *q = NULL, *k = NULL, *v = NULL, *o = NULL, *cu = NULL;
+    fa_status status = fa_device_alloc(&q, q_bytes);
+    if (status == FA_OK)
+        status = fa_device_alloc(&k, k_bytes);
+    if (status == FA_OK)
+        status = fa_device_alloc(&v, k_bytes);
+    if (status == FA_OK)
+        status = fa_device_alloc(&o, q_bytes);
+    if (status == FA_OK)
+        status = fa_device_alloc(&cu, 6 * sizeof(int32_t));
+    for (int i = 0; i < FA_COUNT_OF(cases) && status == FA_OK; ++i) {
+        int32_t offsets[6];
+        memcpy(offsets, cases[i].q, sizeof cases[i].q);
+        memcpy(offsets + 3, cases[i].k, sizeof cases[i].k);
+        unsigned char *after = malloc(q_bytes);
+        status = after == NULL ? FA_ERR_OUT_OF_MEMORY : fa_device_poison(o, q_bytes);
+        if (status == FA_OK && cudaMemcpy(cu, offsets, sizeof offsets, cudaMemcpyHostToDevice) !=
+                                   cudaSuccess)
+            status = fa_fail(FA_ERR_CUDA, "refusal test: cudaMemcpy of the offsets");
+        if (status == FA_OK) {
+            p.q = q;
+            p.k = k;
+            p.v = v;
+            p.o = o;
+            p.cu_seqlens_q = cu;
+            p.cu_seqlens_k = (const int32_t *)cu + 3;
+            fa_clear_error();
+            const fa_status refused = fa_attention_forward(&p, 0);
+            FA_EXPECT(t, refused == FA_ERR_INVALID_ARGUMENT && strstr(fa_last_error(), cases[i].needle),
+                      "offsets %d: %s (\"%s\"), expected FA_ERR_INVALID_ARGUMENT naming \"%s\"", i,
+                      fa_status_name(refused), fa_last_error(), cases[i].needle);
+            int64_t unwritten = 0;
+            if (cudaMemcpy(after, o, q_bytes, cudaMemcpyDeviceToHost) == cudaSuccess)
+                for (size_t e = 0; e + 4 <= q_bytes; e += 4) {
+                    float x;
+                    memcpy(&x, after + e, 4);
+                    unwritten += fa_is_poison(x);
+                }
+            FA_EXPECT(t, unwritten == (int64_t)(q_bytes / 4), "offsets %d: o was written", i);
+        }
+        free(after);
+    }
+    FA_EXPECT(t, status == FA_OK, "refusal test: %s", fa_last_error());
+    fa_device_free(q);
+    fa_device_free(k);
+    fa_device_free(v);
+    fa_device_free(o);
+    fa_device_free(cu);
+}
+
 #endif /* FA_HAVE_CUDA */
 
 int main(int argc, char **argv)
 {
-    static const fa_test_fn cpu[] = {test_key_tiles, test_fixtures, test_grid};
+    static const fa_test_fn cpu[] = {test_key_tiles, test_fixtures, test_grid, test_packed_offsets,
+                                     test_packed_cases};
 #if FA_HAVE_CUDA
-    static const fa_test_fn gpu[] = {test_reference_checks, test_library_masks};
+    static const fa_test_fn gpu[] = {test_reference_checks, test_library_masks, test_library_packed,
+                                     test_packed_leakage, test_packed_refusals};
     const fa_test_suite suite = {"test_stage07", cpu, FA_COUNT_OF(cpu), gpu, FA_COUNT_OF(gpu),
                                  fa_gpu_gate};
 #else
