@@ -50,10 +50,15 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE int64_t flash_block_n(int version, int
     return version == 1 ? TILE1_BC : flash2_bc(tile2_row_elements((int)head_dim));
 }
 
-/** The band of the call's mask (fa_mask_band()): the allowed keys of every row. */
-static inline FA_HOST_DEVICE fa_key_window flash_band(const fa_attention_params *p)
+/**
+ * The query rows the grid covers: nq, or a packed batch's longest sequence,
+ * max_seqlen_q, which need not be tight (at most nq rows can be a sequence's).
+ */
+static inline int64_t flash_grid_rows(const fa_attention_params *p)
 {
-    return fa_mask_band(p->mask, p->window_left, p->window_right, p->nq, p->nk);
+    if (p->cu_seqlens_q == NULL)
+        return p->nq;
+    return p->max_seqlen_q < p->nq ? p->max_seqlen_q : p->nq;
 }
 
 /** Entries of the tensors' batch dimension: batch, or 1 for a packed batch (one tensor of all rows). */

@@ -24,13 +24,17 @@
  * cu_seqlens_q[b + 1] - cu_seqlens_q[b] rows and as many keys as
  * cu_seqlens_k gives it, its mask aligned to its own lengths; no row sees
  * another sequence's keys. fa_attention_forward() reads the offsets back to
- * the host to check them (one synchronisation of the stream).
+ * the host to check them (one synchronisation of the stream), and the
+ * kernels read them again: they must not change until the call is done.
+ * Rows of q and o outside every sequence (before cu_seqlens_q[0], after
+ * cu_seqlens_q[batch]) are neither read nor written.
  *
  * Every field is validated before any launch: a bad one gives a status and a
  * message (fa_last_error()) naming the field, its value and what is allowed;
  * nothing is written then. Zero-size work (batch, heads or nq of 0) is a
- * valid no-op. The library allocates nothing: the only device memory it
- * writes is o and lse.
+ * valid no-op. The library allocates no device memory: the only device
+ * memory it writes is o and lse (a packed batch's call copies its offsets
+ * into a host buffer of 8 (batch + 1) bytes).
  */
 #ifndef FLASHATTN_H
 #define FLASHATTN_H
@@ -93,7 +97,8 @@ typedef struct fa_attention_params {
                                       int32 [batch + 1], sequence b's query rows are
                                       cu_seqlens_q[b] .. cu_seqlens_q[b + 1] - 1 of q and o */
     const int32_t *cu_seqlens_k; /**< and its keys cu_seqlens_k[b] .. cu_seqlens_k[b + 1] - 1 */
-    int64_t max_seqlen_q;   /**< packed: at least the longest sequence's rows (it sizes the grid) */
+    int64_t max_seqlen_q;   /**< packed: at least the longest sequence's rows (it sizes the grid;
+                                 0: every sequence empty, nothing to do) */
     int64_t max_seqlen_k;   /**< packed: at least the longest sequence's keys */
     fa_variant variant;     /**< FA_VARIANT_AUTO, or one kernel (refused if it cannot run the call) */
 } fa_attention_params;
@@ -147,8 +152,9 @@ size_t fa_attention_params_size(void);
  * longer than max_seqlen_q or max_seqlen_k), so a packed call cannot be
  * captured in a CUDA graph.
  * @return as fa_attention_supported(), ::FA_ERR_INVALID_ARGUMENT for bad
- *         offsets, ::FA_ERR_NO_DEVICE, or ::FA_ERR_CUDA when the launch (or
- *         the copy) fails.
+ *         offsets, ::FA_ERR_OUT_OF_MEMORY when their host buffer cannot be
+ *         had, ::FA_ERR_NO_DEVICE, or ::FA_ERR_CUDA when the launch (or the
+ *         copy) fails.
  */
 fa_status fa_attention_forward(const fa_attention_params *p, cudaStream_t stream);
 #endif

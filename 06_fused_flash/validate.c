@@ -12,9 +12,10 @@
  * no-op and stops there); the grid's limits; each tensor (strides
  * non-negative, offsets within 64 bits, present and element-aligned, an
  * output whose elements do not share an address); outputs apart from the
- * inputs and each other; a packed batch's offset arrays; then the kernel: v2 when the call allows it (bf16
- * or fp16, head_dim a multiple of 8 up to 256, every row 16-byte aligned),
- * else v1, or the variant asked for, refused with the reason when it cannot.
+ * inputs and each other; a packed batch's offset arrays; then the kernel: v2
+ * when the call allows it (bf16 or fp16, head_dim a multiple of 8 up to 256,
+ * every row 16-byte aligned), else v1, or the variant asked for, refused with
+ * the reason when it cannot.
  */
 #include "flash.h"
 
@@ -114,15 +115,8 @@ static fa_status check_sizes(const fa_attention_params *p)
                        API, (long long)p->head_dim, TILE1_MAX_D, FLASH2_MAX_D);
     if (p->cu_seqlens_q == NULL)
         return FA_OK;
-    if (p->max_seqlen_q < 0 || p->max_seqlen_q > p->nq)
-        return fa_fail(FA_ERR_INVALID_SIZE,
-                       "%s: max_seqlen_q = %lld, expected 0..nq = %lld (the longest sequence's rows)",
-                       API, (long long)p->max_seqlen_q, (long long)p->nq);
-    if (p->max_seqlen_k < 0 || p->max_seqlen_k > p->nk)
-        return fa_fail(FA_ERR_INVALID_SIZE,
-                       "%s: max_seqlen_k = %lld, expected 0..nk = %lld (the longest sequence's keys)",
-                       API, (long long)p->max_seqlen_k, (long long)p->nk);
-    return FA_OK;
+    FA_TRY(fa_require_size(API, "max_seqlen_q", p->max_seqlen_q));
+    return fa_require_size(API, "max_seqlen_k", p->max_seqlen_k);
 }
 
 static fa_status check_values(const fa_attention_params *p)

@@ -27,6 +27,7 @@ Errors of the library raise :class:`Error` with its message
 """
 
 import ctypes
+import operator
 import os
 import sys
 
@@ -381,11 +382,14 @@ def _prepare(q, k, v, causal, window, scale, return_lse, variant, layout, out, l
         cu_q, cu_k, max_q, max_k = packed
         (p.cu_seqlens_q, count_q), (p.cu_seqlens_k, count_k) = (
             _offsets("cu_seqlens_q", cu_q, q), _offsets("cu_seqlens_k", cu_k, q))
-        if count_q != count_k or count_q < 1:
+        if count_q < 1 or count_k < 1:
+            raise ValueError("cu_seqlens_q has %d offsets, cu_seqlens_k %d: expected batch + 1, "
+                             "at least 1 each" % (count_q, count_k))
+        if count_q != count_k:
             raise ValueError("cu_seqlens_q has %d offsets, cu_seqlens_k %d: expected the same "
-                             "number, batch + 1 >= 1" % (count_q, count_k))
+                             "number, batch + 1" % (count_q, count_k))
         p.batch = count_q - 1
-        p.max_seqlen_q, p.max_seqlen_k = int(max_q), int(max_k)
+        p.max_seqlen_q, p.max_seqlen_k = operator.index(max_q), operator.index(max_k)
 
     handle = _stream_handle(stream)
     if handle is None and tq.torch:
@@ -471,10 +475,12 @@ def forward_packed(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen
     int32 CUDA arrays of batch + 1 offsets: sequence b is rows cu_seqlens_q[b] ..
     cu_seqlens_q[b + 1] - 1 of q (and o) and keys cu_seqlens_k[b] ..
     cu_seqlens_k[b + 1] - 1 of k and v. max_seqlen_q, max_seqlen_k: ints, at
-    least the longest sequence's rows and keys. causal and window apply to each
-    sequence with its own lengths (bottom-right: a sequence's last row sees its
-    last key). lse: [Hq, total_q]. The library reads the offsets back to check
-    them (one synchronisation of the stream). Otherwise as forward().
+    least the longest sequence's rows and keys (ints; a bound such as the model's
+    longest length is fine). causal and window apply to each sequence with its
+    own lengths (bottom-right: a sequence's last row sees its last key). lse:
+    [Hq, total_q]. The library reads the offsets back to check them (one
+    synchronisation of the stream). Rows of o (and lse) outside every sequence
+    are not written: a new o is uninitialised there. Otherwise as forward().
     """
     return _run(_prepare(q, k, v, causal, window, scale, return_lse, variant, "packed", out, lse,
                          stream, (cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k)),

@@ -145,9 +145,11 @@ def fake_packed(total_q=10, total_k=12, batch=3, o_at=O_AT, cu_q_at=CUQ_AT):
 def test_packed_fields_reach_the_library(lib):
     assert flashattn.supported_packed(**fake_packed(), max_seqlen_q=5, max_seqlen_k=6) == \
         "v2 tensor cores"
+    # max_seqlen is a bound: a model's longest length is fine
+    assert flashattn.supported_packed(**fake_packed(), max_seqlen_q=4096, max_seqlen_k=4096)
     cases = [
-        (dict(max_seqlen_q=11, max_seqlen_k=6), "FA_ERR_INVALID_SIZE", "max_seqlen_q = 11"),
-        (dict(max_seqlen_q=5, max_seqlen_k=13), "FA_ERR_INVALID_SIZE", "max_seqlen_k = 13"),
+        (dict(max_seqlen_q=-1, max_seqlen_k=6), "FA_ERR_INVALID_SIZE", "max_seqlen_q = -1"),
+        (dict(max_seqlen_q=5, max_seqlen_k=-2), "FA_ERR_INVALID_SIZE", "max_seqlen_k = -2"),
         # lse [6, 10] floats: 240 bytes
         (dict(max_seqlen_q=5, max_seqlen_k=6, lse=FakeArray((6, 10), Q_AT, "<f4")),
          "FA_ERR_INVALID_ARGUMENT", "(240 bytes) overlaps q"),

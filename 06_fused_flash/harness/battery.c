@@ -352,10 +352,11 @@ int flash_battery(flash_battery_case *cases)
            FA_ERR_INVALID_ARGUMENT, "a packed batch sets both");
     REFUSE("packed, max_seqlen_q -1", (p = packed(), p.max_seqlen_q = -1), FA_ERR_INVALID_SIZE,
            "max_seqlen_q = -1");
-    REFUSE("packed, max_seqlen_q past nq", (p = packed(), p.max_seqlen_q = 4), FA_ERR_INVALID_SIZE,
-           "max_seqlen_q = 4");
-    REFUSE("packed, max_seqlen_k past nk", (p = packed(), p.max_seqlen_k = 6), FA_ERR_INVALID_SIZE,
-           "max_seqlen_k = 6");
+    REFUSE("packed, max_seqlen_k -1", (p = packed(), p.max_seqlen_k = -1), FA_ERR_INVALID_SIZE,
+           "max_seqlen_k = -1");
+    ACCEPT("packed, max_seqlen_q past nq (a bound: the grid takes nq)",
+           (p = packed(), p.max_seqlen_q = 4096), V2);
+    ACCEPT("packed, max_seqlen_k past nk", (p = packed(), p.max_seqlen_k = INT64_MAX), V2);
     REFUSE("packed, cu_seqlens_k 2-byte aligned",
            (p = packed(), p.cu_seqlens_k = offset(p.cu_seqlens_k, 2)), FA_ERR_MISALIGNED,
            "cu_seqlens_k = ");

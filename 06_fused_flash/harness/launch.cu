@@ -22,8 +22,10 @@ fa_status FA_LAUNCHER(flash_forward)(int version, const fa_attention_params *p,
 {
     FA_TRY(version == 1 ? fa_todo_status<23, 1>() : fa_todo_status<23, 2>());
     if (p->cu_seqlens_q != NULL)
-        return fa_fail(FA_ERR_UNSUPPORTED, "stage 06's launcher runs plain batches; a packed "
-                                           "batch runs through fa_attention_forward()");
+        return fa_fail(FA_ERR_UNSUPPORTED,
+                       "fa_attention: cu_seqlens_q = %p: stage 06's launcher runs plain batches; "
+                       "a packed batch runs through fa_attention_forward()",
+                       (const void *)p->cu_seqlens_q);
     if (p->batch == 0 || p->heads_q == 0 || p->nq == 0)
         return FA_OK;
     return version == 1 ? flash1_launch(p, stream) : flash2_launch(p, stream);

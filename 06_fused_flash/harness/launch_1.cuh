@@ -28,13 +28,12 @@
 
 /**
  * One block per (query tile, head, sequence): grid x, y, z. A packed batch
- * has the query tiles of its longest sequence; the blocks past a shorter
- * one's rows return at once.
+ * has the query tiles of its longest sequence (flash_grid_rows()); the
+ * blocks past a shorter one's rows return at once.
  */
 static dim3 grid_of(const fa_attention_params *p, int rows_per_block)
 {
-    const int64_t rows = p->cu_seqlens_q != NULL ? p->max_seqlen_q : p->nq;
-    return dim3((unsigned)fa_ceil_div(rows, rows_per_block), (unsigned)p->heads_q,
+    return dim3((unsigned)fa_ceil_div(flash_grid_rows(p), rows_per_block), (unsigned)p->heads_q,
                 (unsigned)p->batch);
 }
 

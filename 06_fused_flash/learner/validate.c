@@ -77,9 +77,10 @@
  *       heads_q / heads_kv query heads);
  *    c. head_dim in 1 .. TILE1_MAX_D (256), else FA_ERR_UNSUPPORTED (say what
  *       v1 and v2 take);
- *    d. packed only: max_seqlen_q in 0 .. nq, then max_seqlen_k in 0 .. nk,
- *       else FA_ERR_INVALID_SIZE ("fa_attention: max_seqlen_q = 4, expected
- *       0..nq = 3 ..."). A plain batch ignores them.
+ *    d. packed only: max_seqlen_q, then max_seqlen_k, >= 0: fa_require_size()
+ *       (FA_ERR_INVALID_SIZE). A bound, not the exact longest: larger than
+ *       nq is fine (the grid takes at most nq rows). A plain batch ignores
+ *       them.
  *
  * 3. The grid: batch and heads_q at most 65535 each (they are grid z and y),
  *    and nq at most FA_MAX_GRID_X (2^31 - 1) tiles of 64 rows, the smallest

@@ -262,7 +262,8 @@ static fa_status bench_packed(const fa_run_options *options)
     }
     const int64_t heads = WIDTH / PACKED_D;
     printf("\n## (d) A packed batch against the padded batch\n\n");
-    printf("%d sequences of %d..%d tokens (drawn uniformly), %d in all, the longest %lld; H %lld, "
+    printf("%d sequences of %d..%d tokens (drawn uniformly, the last cut to fit), %d in all, the "
+           "longest %lld; H %lld, "
            "D %d, bf16, version 2. Packed: fa_attention_forward() with cu_seqlens (its time "
            "includes reading the offsets back, one synchronisation). Padded: the plain batch of "
            "%d sequences of %lld, what a caller without packed batches runs. TFLOP/s count the "

@@ -75,6 +75,8 @@ causal_packed_spec causal_packed_case(int version, int index)
         c.nq[i] = index % 2 == 0 ? same[i] : rows[i];
         c.nk[i] = index % 2 == 0 ? same[i] : keys[i];
     }
+    c.row_gaps = index % 3 == 1;
+    c.outside_rows = index % 3 == 2;
     return c;
 }
 
@@ -84,7 +86,8 @@ const char *causal_packed_describe(const causal_packed_spec *s, int index, char 
     flash_spec_describe(&s->shape, shape, sizeof shape);
     /* The shape's own nq and nk are not the sequences': name from " d=" on. */
     const char *from_d = strstr(shape, " d=");
-    snprintf(buf, cap, "packed %d (%d sequences)%s", index, s->count, from_d ? from_d : shape);
+    snprintf(buf, cap, "packed %d (%d sequences)%s%s", index, s->count, from_d ? from_d : shape,
+             s->row_gaps ? " row-gaps" : s->outside_rows ? " outside-rows" : "");
     return buf;
 }
 

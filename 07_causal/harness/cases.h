@@ -36,9 +36,11 @@ enum { CAUSAL_PACKED_SEQUENCES = 6 };
 
 /** A packed batch to make (packed.h): the shape its sequences share and their lengths. */
 typedef struct causal_packed_spec {
-    flash_spec shape; /**< heads, head_dim, dtype, o, lse, mask; batch, nq, nk are the sequences' */
-    int count;        /**< sequences */
+    flash_spec shape;  /**< heads, head_dim, dtype, o, lse, mask; batch, nq, nk are the sequences' */
+    int count;         /**< sequences */
     int64_t nq[CAUSAL_PACKED_SEQUENCES], nk[CAUSAL_PACKED_SEQUENCES];
+    bool row_gaps;     /**< rows of q, k, v and o each with its own gap after the heads */
+    bool outside_rows; /**< rows before the first sequence and after the last, of no sequence */
 } causal_packed_spec;
 
 /** How many packed cases there are (each version has as many). */
@@ -52,8 +54,9 @@ int causal_packed_count(void);
  * Bc - 1), (7, 5 Bc + 2): empty sequences, rows with no key, tails on both
  * sides. Case pairs go through no mask and then the six of the masked grid;
  * the dtype, head dimension, heads (MHA, GQA, MQA), o in fp32 and lse
- * rotate. Each sequence's scores have their own pattern and spread
- * (causal_packed_make()).
+ * rotate, and the layout: contiguous rows, rows with gaps (row_gaps), or
+ * rows outside every sequence (outside_rows), in turn. Each sequence's
+ * scores have their own pattern and spread (causal_packed_make()).
  */
 causal_packed_spec causal_packed_case(int version, int index);
 

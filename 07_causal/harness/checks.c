@@ -71,6 +71,17 @@ bool causal_packed_result(fa_result *result, const char *name, flash_launcher la
                           flash_run_on_host(launch, version, &b->call, &sizes, &overwritten)) ||
         !fa_result_canaries(result, name, "o or lse", overwritten))
         return false;
+    const int64_t outside = causal_packed_outside_written(b);
+    if (outside != 0) {
+        if (outside < 0)
+            return fa_result_status(result, name,
+                                    fa_fail(FA_ERR_OUT_OF_MEMORY, "packed case: no host memory"));
+        fa_result_fail(result, name,
+                       "%lld bytes of o and lse outside every sequence (rows of none, gaps "
+                       "between rows) were written",
+                       (long long)outside);
+        return false;
+    }
     causal_packed_scatter(b);
     for (int s = 0; s < b->count; ++s) {
         const flash_call *one = &b->seqs[s].call;

@@ -32,9 +32,11 @@ flash_launcher causal_forward_of(fa_impl impl);
 /**
  * Runs version @p version of @p launch on the packed call of @p b
  * (flash_run_on_host(): canaries, the offsets uploaded and checked), then
- * judges every sequence with a row as a call of its own under the version's
- * declared method: its mask aligned to its own lengths, its rows against
- * its own keys. False, @p result filled, on a failure or an error.
+ * requires every byte of o and lse outside the sequences' elements (rows of
+ * no sequence, gaps between rows) to keep its poison, and judges every
+ * sequence with a row as a call of its own under the version's declared
+ * method: its mask aligned to its own lengths, its rows against its own
+ * keys. False, @p result filled, on a failure or an error.
  */
 bool causal_packed_result(fa_result *result, const char *name, flash_launcher launch, int version,
                           causal_packed *b);

@@ -23,7 +23,7 @@ fa_status FA_LAUNCHER(causal_forward)(int version, const fa_attention_params *p,
     if (version != 1)
         return fa_fail(FA_ERR_UNSUPPORTED, "M25 runs version 1 (the learner's key tiles in the "
                                            "reference's v1 kernel), not version %d", version);
-    if (p->batch == 0 || p->heads_q == 0 || p->nq == 0)
-        return FA_OK;
+    if (p->batch == 0 || p->heads_q == 0 || flash_grid_rows(p) == 0)
+        return FA_OK; /* no query row, or a packed batch of empty sequences */
     return p->cu_seqlens_q != NULL ? flash1_launch<flash1_packed>(p, stream) : flash1_launch(p, stream);
 }

@@ -22,8 +22,9 @@ typedef struct causal_packed {
     int count;                 /**< sequences */
     flash_case *seqs;          /**< sequence s as a call of batch 1, [1][n][heads][d] */
     int32_t *cu_q, *cu_k;      /**< count + 1 offsets of the sequences' rows and keys */
-    void *q, *k, *v, *o;       /**< the packed tensors, [rows][heads][d]: the sequences' one after
-                                    the other (o poisoned) */
+    void *q, *k, *v, *o;       /**< the packed tensors, [rows][heads][d] (gaps after the rows
+                                    with row_gaps): the sequences' one after the other, rows of no
+                                    sequence and gaps poisoned (o wholly) */
     float *lse;                /**< [heads_q][rows], poisoned, or NULL */
     fa_attention_params call;  /**< the packed call on them (host pointers) */
 } causal_packed;
@@ -41,6 +42,13 @@ fa_status causal_packed_make(causal_packed *b, const causal_packed_spec *c, int6
 
 /** Copies the packed o and lse into each sequence's case, to be judged as a call of its own. */
 void causal_packed_scatter(causal_packed *b);
+
+/**
+ * Bytes of the packed o and lse that are no sequence's elements (rows
+ * outside every sequence, gaps between rows) and lost the poison: a kernel
+ * wrote where it must not. -1 when the host has no memory for the count.
+ */
+int64_t causal_packed_outside_written(const causal_packed *b);
 
 /** Poisons the packed o and lse again (before another run). */
 void causal_packed_poison(causal_packed *b);

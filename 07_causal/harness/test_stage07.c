@@ -266,6 +266,26 @@ static void test_packed_offsets(fa_tests *t)
 }
 
 /**
+ * Rows of @p rows x @p heads of the inputs of @p p that differ between the
+ * packed tensor @p packed from row @p first and a sequence's own @p one.
+ */
+static int64_t rows_differing(const void *packed, const fa_strides *packed_strides, int64_t first,
+                              const void *one, const fa_strides *one_strides, int64_t rows,
+                              int64_t heads, const fa_attention_params *p)
+{
+    const int64_t bytes = fa_dtype_size(p->dtype);
+    int64_t differing = 0;
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t h = 0; h < heads; ++h)
+            differing +=
+                memcmp((const char *)packed +
+                           ((first + r) * packed_strides->row + h * packed_strides->head) * bytes,
+                       (const char *)one + (r * one_strides->row + h * one_strides->head) * bytes,
+                       (size_t)(p->head_dim * bytes)) != 0;
+    return differing;
+}
+
+/**
  * Every packed case of each version: made, its packed call valid
  * (fa_attention_supported(), flash_check_packed_offsets()), its sequences
  * the lengths of the case, each sequence's rows, keys and values those of
@@ -291,20 +311,18 @@ static void test_packed_cases(fa_tests *t)
             FA_EXPECT(t, fa_attention_supported(p, &chosen) == FA_OK &&
                              flash_check_packed_offsets(p, b.cu_q, b.cu_k) == FA_OK,
                       "v%d %s: %s", version, name, fa_last_error());
-            const int64_t q_row = p->heads_q * p->head_dim * fa_dtype_size(p->dtype);
-            const int64_t k_row = p->heads_kv * p->head_dim * fa_dtype_size(p->dtype);
             int64_t differing = 0;
             bool empty = false, keyless = false, tile[3] = {false, false, false};
             for (int s = 0; s < b.count; ++s) {
                 const fa_attention_params *one = &b.seqs[s].call.params;
                 differing += b.cu_q[s + 1] - b.cu_q[s] != spec.nq[s] ||
                              b.cu_k[s + 1] - b.cu_k[s] != spec.nk[s];
-                differing += memcmp((const char *)p->q + q_row * b.cu_q[s], one->q,
-                                    (size_t)(q_row * one->nq)) != 0;
-                differing += memcmp((const char *)p->k + k_row * b.cu_k[s], one->k,
-                                    (size_t)(k_row * one->nk)) != 0;
-                differing += memcmp((const char *)p->v + k_row * b.cu_k[s], one->v,
-                                    (size_t)(k_row * one->nk)) != 0;
+                differing += rows_differing(p->q, &p->q_strides, b.cu_q[s], one->q, &one->q_strides,
+                                            one->nq, p->heads_q, p);
+                differing += rows_differing(p->k, &p->k_strides, b.cu_k[s], one->k, &one->k_strides,
+                                            one->nk, p->heads_kv, p);
+                differing += rows_differing(p->v, &p->v_strides, b.cu_k[s], one->v, &one->v_strides,
+                                            one->nk, p->heads_kv, p);
                 empty |= one->nq == 0;
                 keyless |= one->nq > 0 && one->nk == 0;
                 for (int e = 0; e < 3; ++e)
@@ -455,91 +473,112 @@ static void test_library_packed(fa_tests *t)
 }
 
 /**
- * Leakage: in a packed batch, the keys and values of one sequence (the
- * longest) are changed and the batch run again. Not one byte of the other
- * sequences' o and lse may move; that sequence's must (the test can see a
- * change). Each version, under no mask and under causal bottom-right.
+ * Runs the packed call of @p b, changes sequence @p changed's keys (sign
+ * flipped) and values (+1), runs it again, and counts the bytes of o and
+ * lse that moved in the other sequences' rows (*@p others) and in its own
+ * (*@p own), with the canary bytes written (*@p overwritten).
+ */
+static fa_status leak_count(causal_packed *b, int version, int changed, int64_t *others,
+                            int64_t *own, int64_t *overwritten)
+{
+    fa_attention_params *p = &b->call;
+    const size_t o_bytes = (size_t)flash_o_bytes(p), lse_bytes = (size_t)flash_lse_count(p) * 4;
+    const flash_sizes sizes = flash_sizes_of(p);
+    unsigned char *before_o = malloc(o_bytes + 1);
+    float *before_lse = malloc(lse_bytes + 1);
+    fa_status status = before_o == NULL || before_lse == NULL
+                           ? fa_fail(FA_ERR_OUT_OF_MEMORY, "leakage test: no host memory")
+                           : flash_run_on_host(library_forward, version, p, &sizes, overwritten);
+    if (status == FA_OK) {
+        memcpy(before_o, b->o, o_bytes);
+        if (b->lse != NULL)
+            memcpy(before_lse, b->lse, lse_bytes);
+        for (int64_t r = b->cu_k[changed]; r < b->cu_k[changed + 1]; ++r)
+            for (int64_t h = 0; h < p->heads_kv; ++h)
+                for (int64_t i = 0; i < p->head_dim; ++i) {
+                    const int64_t k_at = r * p->k_strides.row + h * p->k_strides.head + i;
+                    const int64_t v_at = r * p->v_strides.row + h * p->v_strides.head + i;
+                    fa_store(b->k, p->dtype, k_at, -fa_load(b->k, p->dtype, k_at));
+                    fa_store(b->v, p->dtype, v_at, fa_load(b->v, p->dtype, v_at) + 1.0f);
+                }
+        causal_packed_poison(b);
+        status = flash_run_on_host(library_forward, version, p, &sizes, overwritten);
+    }
+    const int64_t bytes = fa_dtype_size(flash_o_dtype(p));
+    for (int64_t r = 0; r < p->nq && status == FA_OK; ++r) {
+        const bool mine = r >= b->cu_q[changed] && r < b->cu_q[changed + 1];
+        int64_t n = 0;
+        for (int64_t h = 0; h < p->heads_q; ++h) {
+            const size_t at = (size_t)((r * p->o_strides.row + h * p->o_strides.head) * bytes);
+            n += bytes_differing(before_o + at, (const unsigned char *)b->o + at,
+                                 (size_t)(p->head_dim * bytes));
+            if (b->lse != NULL)
+                n += memcmp(&before_lse[h * p->nq + r], &b->lse[h * p->nq + r], 4) != 0;
+        }
+        *(mine ? own : others) += n;
+    }
+    free(before_o);
+    free(before_lse);
+    return status;
+}
+
+/**
+ * Leakage: in a packed batch, the keys and values of one sequence are
+ * changed and the batch run again. Not one byte of the other sequences' o
+ * and lse may move; that sequence's must (the test can see a change). Each
+ * version, under no mask (with gaps after every row) and under causal
+ * bottom-right (with rows outside every sequence), the sequence changed a
+ * middle one and then the one of most keys.
  */
 static void test_packed_leakage(fa_tests *t)
 {
     for (int version = 1; version <= 2; ++version)
-        for (int pair = 0; pair < 2; ++pair) {
-            const int index = 2 * (2 * pair) + 1; /* odd (rows and keys of their own): no mask, then
-                                                     causal bottom-right */
-            const causal_packed_spec spec = causal_packed_case(version, index);
-            fa_rng rng;
-            fa_rng_seed(&rng, SEED, (uint64_t)(1000 + version * 10 + pair));
-            causal_packed b;
-            if (!FA_EXPECT(t, causal_packed_make(&b, &spec, flash_block_n(version, spec.shape.head_dim),
-                                                 &rng) == FA_OK,
-                           "%s", fa_last_error()))
-                continue;
-            fa_attention_params *p = &b.call;
-            const size_t o_bytes = (size_t)flash_o_bytes(p);
-            const size_t lse_bytes = (size_t)flash_lse_count(p) * sizeof(float);
-            void *before_o = malloc(o_bytes);
-            float *before_lse = malloc(lse_bytes + 1);
-            int changed = 0;
-            for (int s = 1; s < b.count; ++s)
-                changed = spec.nk[s] > spec.nk[changed] ? s : changed;
-            const flash_sizes sizes = flash_sizes_of(p);
-            int64_t overwritten = 0, others = 0, own = 0;
-            fa_status status = before_o == NULL || before_lse == NULL
-                                   ? fa_fail(FA_ERR_OUT_OF_MEMORY, "leakage test: no host memory")
-                                   : flash_run_on_host(library_forward, version, p, &sizes, &overwritten);
-            if (status == FA_OK) {
-                memcpy(before_o, b.o, o_bytes);
-                if (b.lse != NULL)
-                    memcpy(before_lse, b.lse, lse_bytes);
-                /* Flip the sign of the changed sequence's keys and add 1 to its values. */
-                const int64_t row = p->heads_kv * p->head_dim;
-                for (int64_t e = b.cu_k[changed] * row; e < b.cu_k[changed + 1] * row; ++e) {
-                    fa_store(b.k, p->dtype, e, -fa_load(b.k, p->dtype, e));
-                    fa_store(b.v, p->dtype, e, fa_load(b.v, p->dtype, e) + 1.0f);
-                }
-                causal_packed_poison(&b);
-                status = flash_run_on_host(library_forward, version, p, &sizes, &overwritten);
+        for (int pair = 0; pair < 2; ++pair)
+            for (int pick = 0; pick < 2; ++pick) {
+                const int index = 4 * pair + 1; /* rows and keys of their own: none, causal-br */
+                const causal_packed_spec spec = causal_packed_case(version, index);
+                int changed = CAUSAL_PACKED_SEQUENCES / 2;
+                for (int s = 0; s < spec.count && pick == 1; ++s)
+                    changed = spec.nk[s] > spec.nk[changed] ? s : changed;
+                fa_rng rng;
+                fa_rng_seed(&rng, SEED, (uint64_t)(1000 + version * 10 + pair));
+                causal_packed b;
+                if (!FA_EXPECT(t, causal_packed_make(&b, &spec,
+                                                     flash_block_n(version, spec.shape.head_dim),
+                                                     &rng) == FA_OK,
+                               "%s", fa_last_error()))
+                    continue;
+                int64_t others = 0, own = 0, overwritten = 0;
+                const fa_status status = leak_count(&b, version, changed, &others, &own, &overwritten);
+                FA_EXPECT(t, status == FA_OK && overwritten == 0 && others == 0 && own > 0,
+                          "v%d packed %d, sequence %d's keys changed: %lld bytes of the other "
+                          "sequences' outputs moved (want 0), %lld of its own (want > 0), %lld "
+                          "canary bytes written (%s)",
+                          version, index, changed, (long long)others, (long long)own,
+                          (long long)overwritten, status == FA_OK ? "" : fa_last_error());
+                causal_packed_free(&b);
             }
-            if (status == FA_OK) {
-                const int64_t o_row = p->heads_q * p->head_dim * fa_dtype_size(flash_o_dtype(p));
-                for (int64_t r = 0; r < p->nq; ++r) {
-                    const bool mine = r >= b.cu_q[changed] && r < b.cu_q[changed + 1];
-                    int64_t n = bytes_differing((const char *)before_o + r * o_row,
-                                                (const char *)b.o + r * o_row, (size_t)o_row);
-                    for (int64_t h = 0; h < p->heads_q && b.lse != NULL; ++h)
-                        n += before_lse[h * p->nq + r] != b.lse[h * p->nq + r];
-                    *(mine ? &own : &others) += n;
-                }
-            }
-            FA_EXPECT(t, status == FA_OK && overwritten == 0 && others == 0 && own > 0,
-                      "v%d packed %d, sequence %d's keys changed: %lld bytes of the other "
-                      "sequences' outputs moved (want 0), %lld of its own (want > 0), %lld canary "
-                      "bytes written (%s)",
-                      version, index, changed, (long long)others, (long long)own,
-                      (long long)overwritten, status == FA_OK ? "" : fa_last_error());
-            free(before_o);
-            free(before_lse);
-            causal_packed_free(&b);
-        }
 }
 
 /**
  * fa_attention_forward() on device offsets it must refuse (decreasing, past
  * nq, a sequence longer than max_seqlen_k): FA_ERR_INVALID_ARGUMENT with the
- * offset named, and o left as it was (nothing launched).
+ * offset named; and on sequences all empty (max_seqlen_q = 0): FA_OK, a
+ * no-op. Either way o is left as it was (nothing launched).
  */
 static void test_packed_refusals(fa_tests *t)
 {
     static const struct {
         int32_t q[3], k[3];
-        const char *needle;
+        int64_t max_q;
+        const char *needle; /* "": accepted */
     } cases[] = {
-        {{0, 3, 2}, {0, 4, 8}, "cu_seqlens_q[2] = 2 < cu_seqlens_q[1] = 3"},
-        {{0, 3, 7}, {0, 4, 8}, "cu_seqlens_q[2] = 7 is past the tensors' nq = 6"},
-        {{0, 3, 6}, {0, 1, 8}, "sequence 1 has 7 keys"},
+        {{0, 3, 2}, {0, 4, 8}, 6, "cu_seqlens_q[2] = 2 < cu_seqlens_q[1] = 3"},
+        {{0, 3, 7}, {0, 4, 8}, 6, "cu_seqlens_q[2] = 7 is past the tensors' nq = 6"},
+        {{0, 3, 6}, {0, 1, 8}, 6, "sequence 1 has 7 keys"},
+        {{2, 2, 2}, {0, 4, 8}, 0, ""},
     };
     fa_attention_params p = flash_params(2, 2, 2, 6, 8, 16, FA_BF16);
-    p.max_seqlen_q = 6;
     p.max_seqlen_k = 4;
     const size_t q_bytes = (size_t)(6 * 2 * 16 * 2), k_bytes = (size_t)(8 * 2 * 16 * 2);
     void *q = NULL, *k = NULL, *v = NULL, *o = NULL, *cu = NULL;
@@ -568,11 +607,16 @@ static void test_packed_refusals(fa_tests *t)
             p.o = o;
             p.cu_seqlens_q = cu;
             p.cu_seqlens_k = (const int32_t *)cu + 3;
+            p.max_seqlen_q = cases[i].max_q;
             fa_clear_error();
-            const fa_status refused = fa_attention_forward(&p, 0);
-            FA_EXPECT(t, refused == FA_ERR_INVALID_ARGUMENT && strstr(fa_last_error(), cases[i].needle),
-                      "offsets %d: %s (\"%s\"), expected FA_ERR_INVALID_ARGUMENT naming \"%s\"", i,
-                      fa_status_name(refused), fa_last_error(), cases[i].needle);
+            const fa_status got = fa_attention_forward(&p, 0);
+            if (cases[i].needle[0] == '\0')
+                FA_EXPECT(t, got == FA_OK, "offsets %d: %s (\"%s\"), expected FA_OK (no sequence "
+                                           "has a row)", i, fa_status_name(got), fa_last_error());
+            else
+                FA_EXPECT(t, got == FA_ERR_INVALID_ARGUMENT && strstr(fa_last_error(), cases[i].needle),
+                          "offsets %d: %s (\"%s\"), expected FA_ERR_INVALID_ARGUMENT naming \"%s\"",
+                          i, fa_status_name(got), fa_last_error(), cases[i].needle);
             int64_t unwritten = 0;
             if (cudaMemcpy(after, o, q_bytes, cudaMemcpyDeviceToHost) == cudaSuccess)
                 for (size_t e = 0; e + 4 <= q_bytes; e += 4) {

@@ -6,7 +6,7 @@
  * You write the three functions marked TODO below. The reference's version 1
  * fused kernel (06_fused_flash/flash_1_cuda_cores.cuh) is compiled against
  * this file and calls them:
- *   tiles = causal_key_tiles(flash_band(&p), row0, row0 + rows, nk, TILE1_BC)
+ *   tiles = causal_key_tiles(band, row0, row0 + rows, nk, TILE1_BC)   the sequence's band and nk
  *   for t = tiles.begin .. tiles.end - 1:          the tiles the block visits
  *       ... load K and V, tile1_scores(s, ...)
  *       if (causal_tile_masked(tiles, t))           not one of the full tiles
