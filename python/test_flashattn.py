@@ -504,6 +504,31 @@ def test_packed(lib, torch, mask, dtype, variant):
         check_output(torch, o[rows].unsqueeze(0), o_pt, o_ref, dtype)
 
 
+@pytest.mark.parametrize("variant", ["v1", "v2"])
+def test_packed_strided_views(lib, torch, variant):
+    """A packed batch read through head-major views ([H, T, D] transposed: row stride D,
+    head stride T D) and o written through one: the same outputs, bit for bit, as from
+    contiguous [T, H, D] tensors."""
+    lengths = [5, 130, 0, 64]
+    cu = torch.tensor([0] + [sum(lengths[:i + 1]) for i in range(len(lengths))],
+                      dtype=torch.int32, device="cuda")
+    total = sum(lengths)
+    generator = torch.Generator(device="cuda").manual_seed(3)
+
+    def head_major(heads):
+        x = torch.randn(heads, total, 64, device="cuda", generator=generator)
+        return x.to(torch.bfloat16).transpose(0, 1)
+
+    q, k, v = head_major(HEADS_Q), head_major(2), head_major(2)
+    out = torch.empty(HEADS_Q, total, 64, device="cuda", dtype=torch.bfloat16).transpose(0, 1)
+    flashattn.forward_packed(q, k, v, cu, cu, max(lengths), max(lengths), causal=True,
+                             variant=variant, out=out)
+    o = flashattn.forward_packed(q.contiguous(), k.contiguous(), v.contiguous(), cu, cu,
+                                 max(lengths), max(lengths), causal=True, variant=variant)
+    torch.cuda.synchronize()
+    assert torch.equal(out, o)
+
+
 def test_packed_offsets_refused(lib, torch):
     """Offsets that decrease or pass the tensors' rows: refused with the offset named."""
     q = torch.randn(6, HEADS_Q, 64, device="cuda", dtype=torch.bfloat16)
