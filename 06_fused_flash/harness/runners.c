@@ -14,6 +14,13 @@ flash_launcher flash_forward_of(fa_impl impl)
     return impl == FA_IMPL_LEARNER ? learner_flash_forward : ref_flash_forward;
 }
 
+fa_status flash_library_forward(int version, const fa_attention_params *p, cudaStream_t stream)
+{
+    fa_attention_params call = *p;
+    call.variant = (fa_variant)version;
+    return fa_attention_forward(&call, stream);
+}
+
 fa_status flash_validate(fa_impl impl, const fa_attention_params *p, fa_variant *chosen)
 {
     return (impl == FA_IMPL_LEARNER ? learner_attention_validate : ref_attention_validate)(p,

@@ -34,6 +34,13 @@ typedef fa_status (*flash_launcher)(int version, const fa_attention_params *p, c
 /** @p impl's M23: ref_flash_forward() or learner_flash_forward(). */
 flash_launcher flash_forward_of(fa_impl impl);
 
+/**
+ * The library's fa_attention_forward() as a launcher, the variant forced to
+ * version @p version: what a caller gets, packed batches included (their
+ * offsets read back and checked).
+ */
+fa_status flash_library_forward(int version, const fa_attention_params *p, cudaStream_t stream);
+
 /** @p impl's M24: ref_attention_validate() or learner_attention_validate(). */
 fa_status flash_validate(fa_impl impl, const fa_attention_params *p, fa_variant *chosen);
 

@@ -195,47 +195,33 @@ static fa_status bench_tile_kinds(const fa_run_options *options)
 /** The packed batch of (d): lengths drawn uniformly from PACKED_MIN..PACKED_MAX up to TOKENS. */
 enum { PACKED_MIN = 128, PACKED_MAX = 4096, PACKED_D = 128, PACKED_MAX_SEQUENCES = TOKENS / PACKED_MIN };
 
-/** fa_attention_forward() on the packed call @p context (an fa_attention_params). */
-static fa_status packed_timed(void *context, int rep, cudaStream_t stream)
-{
-    (void)rep;
-    return fa_attention_forward(context, stream);
-}
-
-/** The time of version 2 on the packed call of @p count sequences at @p offsets under @p mask. */
+/**
+ * The time of version 2 on the packed call of @p count sequences at @p offsets under @p mask,
+ * through fa_attention_forward(): the tensors of one sequence of all TOKENS rows
+ * (flash_timing_alloc()), read as the packed batch.
+ */
 static fa_status time_packed(const int32_t *offsets, int count, int64_t longest, fa_mask mask,
                              uint64_t seed, fa_stats *stats)
 {
-    const int64_t heads = WIDTH / PACKED_D, elements = TOKENS * WIDTH;
-    fa_attention_params p = flash_params(count, heads, heads, TOKENS, TOKENS, PACKED_D, FA_BF16);
-    p.q_strides = p.k_strides = p.v_strides = p.o_strides =
-        fa_attention_strides_bnhd(TOKENS, heads, PACKED_D);
-    p.mask = mask;
-    p.max_seqlen_q = p.max_seqlen_k = longest;
-    p.variant = FA_VARIANT_TENSOR_CORES;
-    void *buffers[6] = {NULL};
-    const size_t bytes[6] = {(size_t)elements * 2, (size_t)elements * 2, (size_t)elements * 2,
-                             (size_t)elements * 2, (size_t)(heads * TOKENS) * sizeof(float),
-                             (size_t)(count + 1) * sizeof(int32_t)};
-    fa_status status = FA_OK;
-    for (int i = 0; i < 6 && status == FA_OK; ++i)
-        status = fa_device_alloc(&buffers[i], bytes[i]);
-    for (int i = 0; i < 3 && status == FA_OK; ++i)
-        status = fa_device_fill_normal(buffers[i], FA_BF16, elements, seed + (uint64_t)i);
-    if (status == FA_OK && cudaMemcpy(buffers[5], offsets, bytes[5], cudaMemcpyHostToDevice) != cudaSuccess)
+    const int64_t heads = WIDTH / PACKED_D;
+    const flash_shape all_rows = {1, heads, heads, TOKENS, TOKENS, PACKED_D, FA_BF16, mask, 0, 0};
+    flash_timing t;
+    FA_TRY(flash_timing_alloc(&t, flash_library_forward, 2, &all_rows, seed));
+    void *device_offsets = NULL;
+    const size_t bytes = (size_t)(count + 1) * sizeof(int32_t);
+    fa_status status = fa_device_alloc(&device_offsets, bytes);
+    if (status == FA_OK && cudaMemcpy(device_offsets, offsets, bytes, cudaMemcpyHostToDevice) !=
+                               cudaSuccess)
         status = fa_fail(FA_ERR_CUDA, "packed bench: cudaMemcpy of the offsets");
     if (status == FA_OK) {
-        p.q = buffers[0];
-        p.k = buffers[1];
-        p.v = buffers[2];
-        p.o = buffers[3];
-        p.lse = buffers[4];
-        p.cu_seqlens_q = p.cu_seqlens_k = buffers[5];
+        t.params.batch = count;
+        t.params.cu_seqlens_q = t.params.cu_seqlens_k = device_offsets;
+        t.params.max_seqlen_q = t.params.max_seqlen_k = longest;
         const fa_timing_options timing = fa_timing_defaults();
-        status = fa_time_gpu(packed_timed, &p, &timing, stats);
+        status = fa_time_gpu(flash_timed, &t, &timing, stats);
     }
-    for (int i = 0; i < 6; ++i)
-        fa_device_free(buffers[i]);
+    fa_device_free(device_offsets);
+    flash_timing_free(&t);
     return status;
 }
 

@@ -107,13 +107,11 @@ static bool packed_run(fa_result *result, const fa_run_options *options, flash_l
     causal_packed_describe(&spec, index, name, sizeof name);
     if (!fa_case_begin(result, options, name))
         return true;
-    fa_rng rng;
-    fa_rng_seed(&rng, options->seed, ((uint64_t)M25 << 32) | (1u << 20) | (uint64_t)index);
     causal_packed b;
     const bool ok =
         fa_result_status(result, name,
-                         causal_packed_make(&b, &spec, flash_block_n(version, spec.shape.head_dim),
-                                            &rng)) &&
+                         causal_packed_make(&b, version, index, options->seed,
+                                            ((uint64_t)M25 << 32) | (1u << 20) | (uint64_t)index)) &&
         causal_packed_result(result, name, launch, version, &b);
     causal_packed_free(&b);
     return ok;

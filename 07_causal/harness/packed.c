@@ -9,6 +9,7 @@
 
 #include "fa_adversarial.h"
 #include "fa_check.h"
+#include "fa_rng.h"
 #include "flash.h"
 
 /*
@@ -32,11 +33,19 @@ static void copy_rows(void *to, const fa_strides *to_strides, const void *from,
                    (size_t)(d * bytes));
 }
 
-/** A packed tensor of @p rows rows of @p heads heads at @p strides: its span, allocated. */
+/**
+ * A packed tensor of @p rows rows of @p heads heads at @p strides: its span,
+ * allocated and poisoned (rows of no sequence and gaps keep the poison, so a
+ * kernel that reads them shows it).
+ */
 static void *alloc_span(const fa_strides *strides, int64_t rows, int64_t heads, int64_t d,
                         int64_t bytes)
 {
-    return malloc((size_t)(flash_span(strides, 1, rows, heads, d) * bytes) + 1);
+    const size_t span = (size_t)(flash_span(strides, 1, rows, heads, d) * bytes);
+    void *data = malloc(span + 1);
+    if (data != NULL)
+        fa_poison_host(data, span);
+    return data;
 }
 
 /** The sequences: random cases of their lengths, patterns, spreads and means; their offsets. */
@@ -107,10 +116,6 @@ static fa_status packed_alloc(causal_packed *b, const causal_packed_spec *c, int
     if (b->q == NULL || b->k == NULL || b->v == NULL || b->o == NULL || (shape->lse && b->lse == NULL))
         return fa_fail(FA_ERR_OUT_OF_MEMORY, "packed case: no host memory for %lld rows and %lld keys",
                        (long long)nq, (long long)nk);
-    /* Rows of no sequence, and gaps, hold the poison: a kernel that reads them would show it. */
-    fa_poison_host(b->q, (size_t)(flash_span(&p->q_strides, 1, nq, p->heads_q, p->head_dim) * in_bytes));
-    fa_poison_host(b->k, (size_t)(flash_span(&p->k_strides, 1, nk, p->heads_kv, p->head_dim) * in_bytes));
-    fa_poison_host(b->v, (size_t)(flash_span(&p->v_strides, 1, nk, p->heads_kv, p->head_dim) * in_bytes));
     for (int s = 0; s < c->count; ++s) {
         const fa_attention_params *one = &b->seqs[s].call.params;
         copy_rows((char *)b->q + b->cu_q[s] * p->q_strides.row * in_bytes, &p->q_strides, one->q,
@@ -129,11 +134,14 @@ static fa_status packed_alloc(causal_packed *b, const causal_packed_spec *c, int
     return FA_OK;
 }
 
-fa_status causal_packed_make(causal_packed *b, const causal_packed_spec *c, int64_t block_n,
-                             fa_rng *rng)
+fa_status causal_packed_make(causal_packed *b, int version, int index, uint64_t seed,
+                             uint64_t stream)
 {
-    *b = (causal_packed){0};
-    const fa_status status = packed_alloc(b, c, block_n, rng);
+    *b = (causal_packed){.spec = causal_packed_case(version, index)};
+    fa_rng rng;
+    fa_rng_seed(&rng, seed, stream);
+    const fa_status status =
+        packed_alloc(b, &b->spec, flash_block_n(version, b->spec.shape.head_dim), &rng);
     if (status != FA_OK)
         causal_packed_free(b);
     return status;

@@ -10,7 +10,6 @@
 #include <stdint.h>
 
 #include "cases.h"
-#include "fa_rng.h"
 #include "fixtures.h"
 
 #ifdef __cplusplus
@@ -19,6 +18,7 @@ extern "C" {
 
 /** A packed batch: its sequences, their offsets, and the packed call on host tensors. */
 typedef struct causal_packed {
+    causal_packed_spec spec;   /**< the case it was made from (causal_packed_case()) */
     int count;                 /**< sequences */
     flash_case *seqs;          /**< sequence s as a call of batch 1, [1][n][heads][d] */
     int32_t *cu_q, *cu_k;      /**< count + 1 offsets of the sequences' rows and keys */
@@ -30,15 +30,16 @@ typedef struct causal_packed {
 } causal_packed;
 
 /**
- * Makes packed case @p c: sequence s a random case (flash_case_random(), for
- * a kernel of @p block_n keys per tile) of c->nq[s] x c->nk[s] with its own
- * score pattern (s mod 4: spread, a row bias of 100, the maximum late, a
- * rising maximum) and spread (0.3, 1, 3, 8 by s), so that sequences differ
- * in range; then the packed tensors. FA_ERR_OUT_OF_MEMORY, or the case's
- * status; @p b is left empty on failure.
+ * Makes packed case @p index of version @p version (causal_packed_case()),
+ * its values from the random stream (@p seed, @p stream): sequence s a
+ * random case (flash_case_random(), for the version's key tiles) of
+ * nq[s] x nk[s] with its own score pattern (s mod 4: spread, a row bias of
+ * 100, the maximum late, a rising maximum), spread (0.3, 1, 3, 8 by s) and
+ * mean of V, so that sequences differ in range; then the packed tensors.
+ * FA_ERR_OUT_OF_MEMORY, or the case's status; @p b is left empty on failure.
  */
-fa_status causal_packed_make(causal_packed *b, const causal_packed_spec *c, int64_t block_n,
-                             fa_rng *rng);
+fa_status causal_packed_make(causal_packed *b, int version, int index, uint64_t seed,
+                             uint64_t stream);
 
 /** Copies the packed o and lse into each sequence's case, to be judged as a call of its own. */
 void causal_packed_scatter(causal_packed *b);

@@ -299,12 +299,10 @@ static void test_packed_cases(fa_tests *t)
             const causal_packed_spec spec = causal_packed_case(version, i);
             char name[FA_CASE_NAME];
             causal_packed_describe(&spec, i, name, sizeof name);
-            fa_rng rng;
-            fa_rng_seed(&rng, 7, (uint64_t)i);
             causal_packed b;
             const int64_t bc = flash_block_n(version, spec.shape.head_dim);
-            if (!FA_EXPECT(t, causal_packed_make(&b, &spec, bc, &rng) == FA_OK, "v%d %s: %s",
-                           version, name, fa_last_error()))
+            if (!FA_EXPECT(t, causal_packed_make(&b, version, i, 7, (uint64_t)i) == FA_OK,
+                           "v%d %s: %s", version, name, fa_last_error()))
                 continue;
             const fa_attention_params *p = &b.call;
             fa_variant chosen = FA_VARIANT_AUTO;
@@ -386,14 +384,6 @@ static void test_library_masks(fa_tests *t)
     }
 }
 
-/** The library's fa_attention_forward() as a launcher, its variant forced to version @p version. */
-static fa_status library_forward(int version, const fa_attention_params *p, cudaStream_t stream)
-{
-    fa_attention_params call = *p;
-    call.variant = (fa_variant)version;
-    return fa_attention_forward(&call, stream);
-}
-
 /** Bytes that differ between @p a and @p b. */
 static int64_t bytes_differing(const void *a, const void *b, size_t bytes)
 {
@@ -427,7 +417,7 @@ static int64_t packed_against_alone(causal_packed *b, int version, fa_status *st
             if (one->lse != NULL)
                 memcpy(packed_lse, one->lse, (size_t)sizes.lse_count * sizeof(float));
             int64_t overwritten = 0;
-            *status = flash_run_on_host(library_forward, version, p, &sizes, &overwritten);
+            *status = flash_run_on_host(flash_library_forward, version, p, &sizes, &overwritten);
             differing += overwritten + bytes_differing(packed_o, one->o, (size_t)sizes.o_bytes);
             if (one->lse != NULL)
                 differing += bytes_differing(packed_lse, one->lse,
@@ -454,13 +444,10 @@ static void test_library_packed(fa_tests *t)
             char name[FA_CASE_NAME];
             const size_t prefix = (size_t)snprintf(name, sizeof name, "v%d ", version);
             causal_packed_describe(&spec, i, name + prefix, sizeof name - prefix);
-            fa_rng rng;
-            fa_rng_seed(&rng, SEED, (uint64_t)(version * 100 + i));
             causal_packed b;
-            fa_status status = causal_packed_make(&b, &spec, flash_block_n(version, spec.shape.head_dim),
-                                                  &rng);
+            fa_status status = causal_packed_make(&b, version, i, SEED, (uint64_t)(version * 100 + i));
             const bool judged = fa_result_status(&result, name, status) &&
-                                causal_packed_result(&result, name, library_forward, version, &b);
+                                causal_packed_result(&result, name, flash_library_forward, version, &b);
             FA_EXPECT(t, judged, "%s", result.detail);
             if (judged) {
                 const int64_t differing = packed_against_alone(&b, version, &status);
@@ -488,7 +475,7 @@ static fa_status leak_count(causal_packed *b, int version, int changed, int64_t 
     float *before_lse = malloc(lse_bytes + 1);
     fa_status status = before_o == NULL || before_lse == NULL
                            ? fa_fail(FA_ERR_OUT_OF_MEMORY, "leakage test: no host memory")
-                           : flash_run_on_host(library_forward, version, p, &sizes, overwritten);
+                           : flash_run_on_host(flash_library_forward, version, p, &sizes, overwritten);
     if (status == FA_OK) {
         memcpy(before_o, b->o, o_bytes);
         if (b->lse != NULL)
@@ -502,7 +489,7 @@ static fa_status leak_count(causal_packed *b, int version, int changed, int64_t 
                     fa_store(b->v, p->dtype, v_at, fa_load(b->v, p->dtype, v_at) + 1.0f);
                 }
         causal_packed_poison(b);
-        status = flash_run_on_host(library_forward, version, p, &sizes, overwritten);
+        status = flash_run_on_host(flash_library_forward, version, p, &sizes, overwritten);
     }
     const int64_t bytes = fa_dtype_size(flash_o_dtype(p));
     for (int64_t r = 0; r < p->nq && status == FA_OK; ++r) {
@@ -536,18 +523,14 @@ static void test_packed_leakage(fa_tests *t)
         for (int pair = 0; pair < 2; ++pair)
             for (int pick = 0; pick < 2; ++pick) {
                 const int index = 4 * pair + 1; /* rows and keys of their own: none, causal-br */
-                const causal_packed_spec spec = causal_packed_case(version, index);
-                int changed = CAUSAL_PACKED_SEQUENCES / 2;
-                for (int s = 0; s < spec.count && pick == 1; ++s)
-                    changed = spec.nk[s] > spec.nk[changed] ? s : changed;
-                fa_rng rng;
-                fa_rng_seed(&rng, SEED, (uint64_t)(1000 + version * 10 + pair));
                 causal_packed b;
-                if (!FA_EXPECT(t, causal_packed_make(&b, &spec,
-                                                     flash_block_n(version, spec.shape.head_dim),
-                                                     &rng) == FA_OK,
+                if (!FA_EXPECT(t, causal_packed_make(&b, version, index, SEED,
+                                                     (uint64_t)(1000 + version * 10 + pair)) == FA_OK,
                                "%s", fa_last_error()))
                     continue;
+                int changed = CAUSAL_PACKED_SEQUENCES / 2;
+                for (int s = 0; s < b.count && pick == 1; ++s)
+                    changed = b.spec.nk[s] > b.spec.nk[changed] ? s : changed;
                 int64_t others = 0, own = 0, overwritten = 0;
                 const fa_status status = leak_count(&b, version, changed, &others, &own, &overwritten);
                 FA_EXPECT(t, status == FA_OK && overwritten == 0 && others == 0 && own > 0,
