@@ -1,9 +1,11 @@
 /**
  * @file tile_layout.cuh
  * @brief What the blocks build on, given to the learner rather than
- *        written: the 16-byte chunk and the XOR swizzle of level 2's shared
- *        tiles, and the mma step and the register packing for bf16 and fp16
- *        fragments (level 1 widens its inputs with fa_to_float() of fa_kernel.cuh).
+ *        written: the mma step and the register packing for bf16 and fp16
+ *        fragments (level 1 widens its inputs with fa_to_float() of
+ *        fa_kernel.cuh). The 16-byte chunk and the XOR swizzle of level 2's
+ *        shared tiles, tile2_offset(), are in tiles.h, where the CPU tests
+ *        reach them too.
  *
  * The reference blocks (tiles_1_cuda_cores.cuh, tiles_2_tensor_cores.cuh)
  * and the learner's include this one header, so the layout a learner's blocks
@@ -24,23 +26,6 @@
 
 static_assert(TILE1_THREAD_COLS <= FA_WARP_THREADS && FA_WARP_THREADS % TILE1_THREAD_COLS == 0,
               "level 1: the threads of one row are lanes of one warp");
-
-/** Elements of 16 bits per 16-byte chunk: the unit of cp.async, ldmatrix rows and the swizzle. */
-static constexpr int TILE2_CHUNK = 8;
-/**
- * Offset, in elements, of element (@p row, @p col) of a swizzled tile whose
- * rows hold @p d_pad elements (a multiple of 64). The 16-byte chunk col / 8
- * is stored at chunk (col / 8) ^ (row % 8): the 8 rows an ldmatrix phase
- * reads at one logical chunk land in 8 different chunks of their 128-byte
- * lines, which are 8 different groups of 4 banks (\ref stage05, "The
- * swizzle, by hand"). The XOR touches the low 3 bits of the chunk index
- * only, so a chunk stays inside its row's group of 8.
- */
-static __host__ __device__ __forceinline__ int tile2_offset(int row, int col, int d_pad)
-{
-    const int chunk = (col / TILE2_CHUNK) ^ (row % 8);
-    return row * d_pad + chunk * TILE2_CHUNK + col % TILE2_CHUNK;
-}
 
 /** d += a b for one m16n8k16 step of element type T (bf16 or fp16). */
 static __device__ __forceinline__ void tile2_mma(__nv_bfloat16, float d[4], const uint32_t a[4],

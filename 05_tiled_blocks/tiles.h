@@ -85,17 +85,39 @@ enum {
     TILE2_BC = 64,                            /**< keys per tile: 8 n8 fragments */
     TILE2_MAX_D = 128,                        /**< largest head dimension of level 2 here */
     TILE2_D_MULTIPLE = 8,                     /**< d a multiple of 8: rows are whole 16-byte chunks */
+    TILE2_CHUNK = 8, /**< 16-bit elements per 16-byte chunk: the unit of cp.async, ldmatrix rows and the swizzle */
     TILE2_STAGES = 2                          /**< K/V tiles in flight: load tile t + 1 during tile t */
 };
 
 /**
- * Level-2 shared rows hold d_pad elements, d rounded up to a multiple of 64,
- * so that every row is a whole number of 8-chunk groups of 16 bytes, the
+ * Level-2 shared rows hold d_pad elements, d rounded up to a multiple of 32,
+ * so that every row is a whole number of 4-chunk groups of 16 bytes, the
  * unit the XOR swizzle permutes (tile2_offset()).
  */
 static inline FA_CONSTEXPR FA_HOST_DEVICE int tile2_row_elements(int d)
 {
-    return (int)fa_ceil_div(d, 64) * 64;
+    return (int)fa_ceil_div(d, 32) * 32;
+}
+
+/**
+ * Offset, in elements, of element (@p row, @p col) of a swizzled level-2 tile
+ * whose rows hold @p d_pad elements (tile2_row_elements()). The 8 rows an
+ * ldmatrix phase reads at one logical chunk must land in 8 different 16-byte
+ * slots of a 128-byte line, 8 different groups of 4 banks (\ref stage05,
+ * "The swizzle, by hand"):
+ * - d_pad a multiple of 64: every row starts a line, so chunk col / 8 is
+ *   stored at chunk (col / 8) ^ (row % 8);
+ * - d_pad = 32, 96, 160 or 224: odd rows start half a line after even ones,
+ *   which already separates them, so the XOR takes (row / 2) % 4, into the
+ *   low 2 bits only.
+ * Either way a chunk stays inside its aligned group of 8 (or 4) chunks, so
+ * inside its row.
+ */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int tile2_offset(int row, int col, int d_pad)
+{
+    const int pattern = d_pad % 64 == 0 ? row % 8 : (row / 2) % 4;
+    const int chunk = (col / TILE2_CHUNK) ^ pattern;
+    return row * d_pad + chunk * TILE2_CHUNK + col % TILE2_CHUNK;
 }
 
 /** Shared memory of a level-2 block: the Q tile and TILE2_STAGES K and V tiles of 16-bit elements. */

@@ -91,12 +91,16 @@ static fa_status launch1_head_dim(const tile_problem *p, const tile_trace *out,
     return launch1<T, TILE1_MAX_D, MILESTONE>(p, out, stream);
 }
 
-/** Version 2: rows of d_pad = 64 or 128 elements (tile2_row_elements()). */
+/**
+ * Version 2: rows of D_PAD = 64 or 128 elements, the smaller that holds d
+ * (the stage's blocks at two widths; stage 06 compiles one per multiple of
+ * 32, tile2_row_elements()).
+ */
 template <typename T, int MILESTONE>
 static fa_status launch2_head_dim(const tile_problem *p, const tile_trace *out,
                                   cudaStream_t stream)
 {
-    if (tile2_row_elements((int)p->d) == 64)
+    if (p->d <= 64)
         return launch2<T, 64, MILESTONE>(p, out, stream);
     return launch2<T, TILE2_MAX_D, MILESTONE>(p, out, stream);
 }

@@ -6,7 +6,9 @@
  * the judges and the version-1 model; the model against the double
  * reference within the judges' bounds; the M20 and M21 judges rejecting
  * planted mistakes by a wide margin; every bad argument of the traces with
- * its exact status; the driver's flags.
+ * its exact status; the driver's flags; the swizzle of every row width
+ * stage 06 compiles, a permutation with conflict-free ldmatrix reads and
+ * cp.async writes.
  *
  * `test_stage05 gpu` (exit 77 without a usable GPU): every milestone's check
  * on the reference blocks, both versions; the reference bit for bit against
@@ -414,6 +416,82 @@ static void test_judges_reject_mistakes(fa_tests *t)
 /* ---- CPU: bad input -------------------------------------------------------------------------- */
 
 /** Stand-in for device memory: validation compares addresses and never dereferences them. */
+/* ---- the swizzle ---------------------------------------------------------------------------- */
+
+/** The 16-byte slot of a 128-byte line (a group of 4 banks) that element @p offset of a tile lies in. */
+static int bank_slot(int offset)
+{
+    return offset / TILE2_CHUNK % 8;
+}
+
+/** Shared-memory passes of 8 accesses of 16 bytes: the most of them in one slot. */
+static int passes_of(const int offsets[8])
+{
+    int in_slot[8] = {0}, most = 0;
+    for (int i = 0; i < 8; ++i) {
+        const int n = ++in_slot[bank_slot(offsets[i])];
+        most = n > most ? n : most;
+    }
+    return most;
+}
+
+/*
+ * Every row width stage 06 compiles (d_pad = 32 .. 256): tile2_offset() moves
+ * whole chunks within their row, and each access of the blocks takes one
+ * pass. An ldmatrix phase reads 8 rows from a multiple of 8 at one logical
+ * chunk (Q, K, and V's transposed reads alike). A quarter-warp of
+ * tile2_load_async() writes the chunks of 8 consecutive threads, thread i
+ * copying chunk i % (d_pad / 8) of row i / (d_pad / 8) plus the pass's rows.
+ */
+static void test_swizzle(fa_tests *t)
+{
+    enum { ROWS = 128, THREADS = TILE2_THREADS };
+    for (int d_pad = 32; d_pad <= 256; d_pad += 32) {
+        const int chunks = d_pad / TILE2_CHUNK;
+        bool permutes = true;
+        for (int row = 0; row < ROWS; ++row) {
+            bool seen[256] = {false};
+            for (int col = 0; col < d_pad; ++col) {
+                const int at = tile2_offset(row, col, d_pad) - row * d_pad;
+                if (at < 0 || at >= d_pad || seen[at] || at % TILE2_CHUNK != col % TILE2_CHUNK)
+                    permutes = false;
+                else
+                    seen[at] = true;
+            }
+        }
+        FA_EXPECT(t, permutes, "d_pad %d: tile2_offset() must permute each row's elements, chunks whole",
+                  d_pad);
+
+        int ldmatrix = 0;
+        for (int row0 = 0; row0 < ROWS; row0 += 8)
+            for (int chunk = 0; chunk < chunks; ++chunk) {
+                int offsets[8];
+                for (int i = 0; i < 8; ++i)
+                    offsets[i] = tile2_offset(row0 + i, chunk * TILE2_CHUNK, d_pad);
+                const int n = passes_of(offsets);
+                ldmatrix = n > ldmatrix ? n : ldmatrix;
+            }
+        FA_EXPECT(t, ldmatrix == 1, "d_pad %d: an ldmatrix phase takes %d passes, expected 1", d_pad,
+                  ldmatrix);
+
+        const int rows_per_pass = THREADS / chunks, active = rows_per_pass * chunks;
+        int copy = 0;
+        for (int pass_row0 = 0; pass_row0 < ROWS; pass_row0 += rows_per_pass)
+            for (int first = 0; first + 8 <= active; first += 8) {
+                int offsets[8];
+                for (int i = 0; i < 8; ++i) {
+                    const int thread = first + i;
+                    offsets[i] = tile2_offset(pass_row0 + thread / chunks,
+                                              thread % chunks * TILE2_CHUNK, d_pad);
+                }
+                const int n = passes_of(offsets);
+                copy = n > copy ? n : copy;
+            }
+        FA_EXPECT(t, copy == 1, "d_pad %d: a quarter-warp of cp.async writes takes %d passes, expected 1",
+                  d_pad, copy);
+    }
+}
+
 static _Alignas(16) unsigned char arena[1 << 17];
 
 /** A pointer @p bytes into the arena (possibly misaligned; never dereferenced). */
@@ -859,7 +937,7 @@ int main(int argc, char **argv)
 {
     static const fa_test_fn cpu[] = {
         test_fixtures,  test_model_vs_reference, test_judges_reject_mistakes,
-        test_bad_input, test_driver_flags,
+        test_bad_input, test_driver_flags,       test_swizzle,
     };
 #if FA_HAVE_CUDA
     static const fa_test_fn gpu[] = {

@@ -68,7 +68,7 @@ FA_TODO_VERSION(17, 2); /* delete this line when your M17 version 2 is written *
  * memory.
  *   src:  rows_valid rows of d elements of type T, row r at src + r src_stride
  *         (d for a contiguous head, heads * d for [tokens][heads][d]);
- *   tile: `rows` rows of D_PAD elements (d rounded up to 64), element
+ *   tile: `rows` rows of D_PAD >= d elements (a multiple of 32), element
  *         (row, col) at tile + tile2_offset(row, col, D_PAD).
  * Every 16-byte chunk of the tile is written: chunks of rows past rows_valid
  * and chunks at or past d in a row are zeros.
