@@ -28,7 +28,7 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE int flash2_mt(int d_pad)
     return d_pad <= 128 ? 2 : 1;
 }
 
-/** Version 2's keys per tile: 128 for d_pad = 64, else 64. */
+/** Version 2's keys per tile: 128 for d_pad <= 64, else 64. */
 static inline FA_CONSTEXPR FA_HOST_DEVICE int flash2_bc(int d_pad)
 {
     return d_pad <= 64 ? 128 : 64;

@@ -16,10 +16,10 @@
  * by l, rounded to the output type and written through shared memory with
  * 16-byte stores, and lse = scale m + ln l.
  *
- * Tile shapes per head dimension (FLASH2_* in flash.h): D_PAD 64: 128 x 128,
- * 128: 128 x 64 (two m16 fragments per warp, each K and V fragment used
- * twice), 192 and 256: 64 x 64 (one m16 fragment: the O accumulator of
- * D_PAD / 8 fragments must fit the registers).
+ * Tile shapes per head dimension (FLASH2_* in flash.h): D_PAD 32 and 64:
+ * 128 x 128, 96 and 128: 128 x 64 (two m16 fragments per warp, each K and V
+ * fragment used twice), 160 to 256: 64 x 64 (one m16 fragment: the O
+ * accumulator of D_PAD / 8 fragments must fit the registers).
  */
 #ifndef FLASH_2_TENSOR_CORES_CUH
 #define FLASH_2_TENSOR_CORES_CUH

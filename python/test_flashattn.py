@@ -239,7 +239,7 @@ def test_torch_is_imported_lazily(lib):
 
 # FlashAttention-2's tests/test_flash_attn.py::test_flash_attn_output grid, a subset:
 # its head dims and sequence lengths, batch 2, 6 query heads over 6, 2 or 1 key/value heads.
-HEAD_DIMS = [32, 40, 59, 64, 96, 111, 128, 160, 192, 224, 256]
+HEAD_DIMS = [32, 40, 59, 64, 80, 96, 111, 128, 160, 192, 224, 256]
 SEQLENS = [(113, 203), (128, 217), (108, 256), (512, 256), (1023, 1024), (1, 239)]
 HEADS_KV = {"mha": 6, "gqa": 2, "mqa": 1}
 BATCH, HEADS_Q = 2, 6

@@ -7,8 +7,8 @@
 # a short summary last.
 #
 # Usage: tools/gpu_check.sh [LOG_DIR]   (default: $OUT if set, else gpu-check-logs)
-# Logs: build.log ctest.log sanitizer.log harness.log bench.log peers.log peers/
-#       progress.txt summary.txt
+# Logs: build.log ctest.log ctest-output.log (every test's output) sanitizer.log
+#       harness.log bench.log peers.log peers/ progress.txt summary.txt
 # FA_GPU_CHECK_STEPS selects steps (default: "tests sanitizer harness bench peers";
 # the build always runs).
 set -uo pipefail
@@ -62,6 +62,7 @@ if wants tests; then
 echo "== tests (everything but learner and bench)"
 ctest --test-dir "$build" -LE 'learner|bench' --output-on-failure -j 4 > "$logs/ctest.log" 2>&1
 ctest_status=$?
+cp "$build/Testing/Temporary/LastTest.log" "$logs/ctest-output.log" 2>/dev/null
 tests_line=$(grep -E 'tests passed|tests failed' "$logs/ctest.log" | tail -1)
 # ctest lists each skipped test once, under "did not run", as "  57 - docs (Skipped)".
 skipped=$(sed -n 's/^[[:space:]]*[0-9]* - \(.*\) (Skipped)$/\1/p' "$logs/ctest.log" | paste -sd, -)

@@ -35,14 +35,18 @@ static fa_status launch2(const fa_attention_params *p, float scale, cudaStream_t
     return FA_OK;
 }
 
-/** Version 2: rows of d_pad = 64, 128, 192 or 256 elements (tile2_row_elements()). */
+/** Version 2: rows of d_pad elements, d rounded up to a multiple of 32 (tile2_row_elements()). */
 template <typename Kernels, typename T, typename TO>
 static fa_status launch2_head_dim(const fa_attention_params *p, float scale, cudaStream_t stream)
 {
     switch (tile2_row_elements((int)p->head_dim)) {
+    case 32: return launch2<Kernels, T, TO, 32>(p, scale, stream);
     case 64: return launch2<Kernels, T, TO, 64>(p, scale, stream);
+    case 96: return launch2<Kernels, T, TO, 96>(p, scale, stream);
     case 128: return launch2<Kernels, T, TO, 128>(p, scale, stream);
+    case 160: return launch2<Kernels, T, TO, 160>(p, scale, stream);
     case 192: return launch2<Kernels, T, TO, 192>(p, scale, stream);
+    case 224: return launch2<Kernels, T, TO, 224>(p, scale, stream);
     default: return launch2<Kernels, T, TO, FLASH2_MAX_D>(p, scale, stream);
     }
 }

@@ -26,8 +26,9 @@
  * passes, replace it with
  *   #include "../../05_tiled_blocks/learner/tiles_2_tensor_cores.cuh"
  * (one or the other: they share their include guard). Your blocks must take
- * MT = 2 and the tile's NT = BC / 8 (16 at D_PAD = 64): stage 05's traces
- * ran them with MT = 1 and NT = 8 only.
+ * MT = 2, the tile's NT = BC / 8 (16 up to D_PAD = 64) and every D_PAD
+ * from 32 to 256: stage 05's traces ran them with MT = 1, NT = 8 and D_PAD
+ * 64 or 128 only.
  */
 #ifndef FLASH_2_TENSOR_CORES_CUH
 #define FLASH_2_TENSOR_CORES_CUH
@@ -48,9 +49,9 @@ FA_TODO_VERSION(23, 2); /* delete this line when your M23 version 2 is written *
  * The launch: one block of FLASH2_THREADS = 128 threads (four warps) per
  * (query tile, head, batch), blockIdx.x, .y, .z as in version 1, with
  *   T      __nv_bfloat16 or __half (v2 takes no fp32 input); TO: T or float;
- *   D_PAD  p.head_dim rounded up to 64 (tile2_row_elements()): 64 .. 256;
+ *   D_PAD  p.head_dim rounded up to 32 (tile2_row_elements()): 32 .. 256;
  *   MT     m16 fragments per warp: 2 up to D_PAD 128, else 1;
- *   BC     keys per tile: 128 at D_PAD 64, else 64;
+ *   BC     keys per tile: 128 up to D_PAD 64, else 64;
  *   BR = FLASH2_WARPS * TILE2_WARP_ROWS * MT query rows: 128 or 64.
  * Each warp owns MT x 16 query rows of the tile, from warp_row0 = warp 16 MT,
  * and nothing else: the four warps split the QUERY ROWS, never the keys, so
