@@ -40,14 +40,33 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE int flash2_br(int d_pad)
     return FLASH2_WARPS * TILE2_WARP_ROWS * flash2_mt(d_pad);
 }
 
+/** Version 3 (sm_90a): rows and keys per tile, stages of the K/V ring, threads (3 warpgroups). */
+enum {
+    FLASH3_BR = 128,
+    FLASH3_BC = 128,
+    FLASH3_STAGES = 2,
+    FLASH3_CONSUMERS = 2,
+    FLASH3_THREADS = 128 * (1 + FLASH3_CONSUMERS),
+    FLASH3_BOX_ROWS = 64, /**< rows of Q per TMA box: one consumer's */
+    FLASH3_COLUMNS = 64   /**< elements per column block of a tile: 128 bytes, the swizzle's span */
+};
+
+/** Version 3's shared memory at head dim @p d: Q, K and V per stage, and 1024 bytes to align them. */
+static inline FA_CONSTEXPR FA_HOST_DEVICE size_t flash3_shared_bytes(int d)
+{
+    return (size_t)(FLASH3_BR + 2 * FLASH3_STAGES * FLASH3_BC) * (size_t)d * 2 + 1024;
+}
+
 /**
- * The keys per tile of version @p version (1 or 2) at head dimension
+ * The keys per tile of version @p version (1, 2 or 3) at head dimension
  * @p head_dim: the block_n fa_attention_method() declares, known before there
  * is a call (the harness places its score patterns by it).
  */
 static inline FA_CONSTEXPR FA_HOST_DEVICE int64_t flash_block_n(int version, int64_t head_dim)
 {
-    return version == 1 ? TILE1_BC : flash2_bc(tile2_row_elements((int)head_dim));
+    return version == 1   ? TILE1_BC
+           : version == 3 ? FLASH3_BC
+                          : flash2_bc(tile2_row_elements((int)head_dim));
 }
 
 /**
@@ -132,6 +151,16 @@ fa_status flash_check_packed_offsets(const fa_attention_params *p, const int32_t
 fa_status ref_flash_forward(int version, const fa_attention_params *p, cudaStream_t stream);
 /** The learner's M23 under the same launch; same contract as ref_flash_forward(). */
 fa_status learner_flash_forward(int version, const fa_attention_params *p, cudaStream_t stream);
+
+/**
+ * Why version 3 (forward_hopper.cu, sm_90a) cannot run @p p, a call version 2
+ * can run (a message written into @p why), or FA_OK: the head dim, o's
+ * dtype, the mask, a packed batch, no key, 32-bit coordinates, strides of 0,
+ * and the current device (compute capability 9.0 only).
+ */
+fa_status flash3_refusal(const fa_attention_params *p, char *why, size_t cap);
+/** Version 3 on @p p, which flash3_refusal() accepted; enqueued on @p stream. */
+fa_status flash3_launch(const fa_attention_params *p, cudaStream_t stream);
 #endif
 
 #ifdef __cplusplus

@@ -9,6 +9,7 @@
 #include "flashattn.h"
 
 #include <math.h>
+#include <stdio.h>
 
 #include "fa_status.h"
 #include "flash.h"
@@ -36,6 +37,7 @@ const char *fa_attention_variant_name(fa_variant variant)
     case FA_VARIANT_AUTO: return "auto";
     case FA_VARIANT_CUDA_CORES: return "v1 CUDA cores";
     case FA_VARIANT_TENSOR_CORES: return "v2 tensor cores";
+    case FA_VARIANT_HOPPER: return "v3 Hopper";
     }
     return "unknown";
 }
@@ -45,22 +47,64 @@ size_t fa_attention_params_size(void)
     return sizeof(fa_attention_params);
 }
 
+/** Why version 3 cannot run @p p, a call version 2 can run (into @p why), or FA_OK. */
+static fa_status hopper_refusal(const fa_attention_params *p, char *why, size_t cap)
+{
+#if FA_HAVE_CUDA
+    return flash3_refusal(p, why, cap);
+#else
+    (void)p;
+    snprintf(why, cap, "the library was built without CUDA");
+    return FA_ERR_UNSUPPORTED;
+#endif
+}
+
+/*
+ * M24's validation (ref_attention_validate()) checks every field and chooses
+ * v1 or v2 from the call alone. Version 3 depends on the device too; asked
+ * for by name, it takes the calls v2 would run that flash3_refusal() finds
+ * nothing against. (FA_VARIANT_AUTO does not choose it yet.)
+ */
 fa_status fa_attention_supported(const fa_attention_params *p, fa_variant *chosen)
 {
-    return ref_attention_validate(p, chosen);
+    if (p != NULL && ((int)p->variant < 0 || (int)p->variant > FA_VARIANT_HOPPER))
+        return fa_fail(FA_ERR_INVALID_ARGUMENT,
+                       "fa_attention: variant = %d, expected FA_VARIANT_AUTO, FA_VARIANT_CUDA_CORES, "
+                       "FA_VARIANT_TENSOR_CORES or FA_VARIANT_HOPPER",
+                       (int)p->variant);
+    if (p == NULL || p->variant != FA_VARIANT_HOPPER)
+        return ref_attention_validate(p, chosen);
+    fa_attention_params fields = *p; /* the fields checked as for any call */
+    fields.variant = FA_VARIANT_AUTO;
+    fa_variant variant = FA_VARIANT_AUTO;
+    FA_TRY(ref_attention_validate(&fields, &variant));
+    const bool empty = p->batch == 0 || p->heads_q == 0 || p->nq == 0;
+    if (!empty && variant != FA_VARIANT_TENSOR_CORES)
+        return fa_fail(FA_ERR_UNSUPPORTED,
+                       "fa_attention: variant v3 Hopper cannot run this call: it takes what v2 takes "
+                       "(bf16 or fp16, every row on 16 bytes); FA_VARIANT_AUTO can");
+    char why[256] = "";
+    const fa_status v3 = empty ? FA_OK : hopper_refusal(p, why, sizeof why);
+    if (v3 != FA_OK)
+        return fa_fail(v3, "fa_attention: variant v3 Hopper cannot run this call: %s; "
+                           "FA_VARIANT_AUTO or FA_VARIANT_TENSOR_CORES can",
+                       why);
+    if (chosen != NULL)
+        *chosen = FA_VARIANT_HOPPER;
+    return FA_OK;
 }
 
 fa_status fa_attention_method(const fa_attention_params *p, fa_attn_method *method)
 {
     fa_variant variant = FA_VARIANT_AUTO;
     FA_TRY(fa_attention_supported(p, &variant));
-    const bool tensor_cores = variant == FA_VARIANT_TENSOR_CORES;
+    const bool tensor_cores = variant != FA_VARIANT_CUDA_CORES && variant != FA_VARIANT_AUTO;
     fa_attn_method m = {0};
     m.input_dtype = p->dtype;
     m.accumulation = tensor_cores ? FA_ACCUM_TENSOR_CORE : FA_ACCUM_FP32;
-    m.block_n = flash_block_n(tensor_cores ? 2 : 1, p->head_dim);
-    m.p_dtype = tensor_cores ? p->dtype : FA_F32; /* v2 rounds P to the input type for P V */
-    m.l_from_rounded_p = false;                   /* both sum l from the unrounded P */
+    m.block_n = flash_block_n(tensor_cores ? (int)variant : 1, p->head_dim);
+    m.p_dtype = tensor_cores ? p->dtype : FA_F32; /* v2 and v3 round P to the input type for P V */
+    m.l_from_rounded_p = false;                   /* all sum l from the unrounded P */
     m.exp_method = FA_EXP_EXP2_PRESCALED;
     m.normalisation = FA_NORM_RECIPROCAL;
     m.output_dtype = flash_o_dtype(p);

@@ -1,9 +1,10 @@
 /**
  * @file forward.cu
  * @brief M24, the launcher's second half: fa_attention_forward() validates
- *        the call and runs the kernel fa_attention_supported() chose; a
- *        packed batch (\ref stage07) runs the reference's packed instances
- *        once its offsets are read back and checked.
+ *        the call and runs the kernel fa_attention_supported() chose
+ *        (version 3: forward_hopper.cu); a packed batch (\ref stage07) runs
+ *        the reference's packed instances once its offsets are read back
+ *        and checked.
  */
 #include <stdlib.h>
 
@@ -40,6 +41,8 @@ fa_status fa_attention_forward(const fa_attention_params *p, cudaStream_t stream
 {
     fa_variant variant = FA_VARIANT_AUTO;
     FA_TRY(fa_attention_supported(p, &variant));
+    if (variant == FA_VARIANT_HOPPER)
+        return flash3_launch(p, stream);
     if (p->cu_seqlens_q == NULL)
         return ref_flash_forward((int)variant, p, stream);
     if (p->batch == 0 || p->heads_q == 0 || p->nq == 0)

@@ -204,7 +204,7 @@ def test_bad_masks(kwargs, message):
 
 @pytest.mark.parametrize("kwargs, error, message", [
     (dict(layout="nbhd"), ValueError, "layout"),
-    (dict(variant="v3"), ValueError, "variant"),
+    (dict(variant="v4"), ValueError, "variant"),
     (dict(scale=0.0), ValueError, "scale = 0"),
 ])
 def test_bad_arguments(kwargs, error, message):
@@ -323,6 +323,19 @@ def run_and_check(torch, nq, nk, heads_kv, d, dtype, layout, variant="auto", see
 @pytest.mark.parametrize("d", HEAD_DIMS)
 def test_output_fa2_grid(lib, torch, d, seqlens, dtype, mha_type, layout):
     run_and_check(torch, seqlens[0], seqlens[1], HEADS_KV[mha_type], d, dtype, layout)
+
+
+@pytest.mark.parametrize("layout", ["bnhd", "bhnd"])
+@pytest.mark.parametrize("mha_type", list(HEADS_KV))
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("seqlens", SEQLENS, ids=lambda s: "%dx%d" % s)
+@pytest.mark.parametrize("d", [64, 128])
+def test_output_hopper_fa2_grid(lib, torch, d, seqlens, dtype, mha_type, layout):
+    """v3 asked for by name, on the grid's cases it takes (compute capability 9.0 only)."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("v3 runs on compute capability 9.0 only")
+    run_and_check(torch, seqlens[0], seqlens[1], HEADS_KV[mha_type], d, dtype, layout,
+                  variant="v3")
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])

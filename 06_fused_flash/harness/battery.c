@@ -240,7 +240,7 @@ int flash_battery(flash_battery_case *cases)
            "window_left = -2");
     REFUSE("window_right -2", (p.mask = FA_MASK_WINDOW, p.window_right = -2),
            FA_ERR_INVALID_ARGUMENT, "window_right = -2");
-    REFUSE("variant 3", p.variant = (fa_variant)3, FA_ERR_INVALID_ARGUMENT, "variant = 3");
+    REFUSE("variant 4", p.variant = (fa_variant)4, FA_ERR_INVALID_ARGUMENT, "variant = 4");
     REFUSE("variant -1", p.variant = (fa_variant)-1, FA_ERR_INVALID_ARGUMENT, "variant = -1");
 
     /* Sizes. */

@@ -363,8 +363,35 @@ static void test_variant_names(fa_tests *t)
               "v1: %s", fa_attention_variant_name(FA_VARIANT_CUDA_CORES));
     FA_EXPECT(t, strcmp(fa_attention_variant_name(FA_VARIANT_TENSOR_CORES), "v2 tensor cores") == 0,
               "v2: %s", fa_attention_variant_name(FA_VARIANT_TENSOR_CORES));
+    FA_EXPECT(t, strcmp(fa_attention_variant_name(FA_VARIANT_HOPPER), "v3 Hopper") == 0, "v3: %s",
+              fa_attention_variant_name(FA_VARIANT_HOPPER));
     FA_EXPECT(t, strcmp(fa_attention_variant_name((fa_variant)7), "unknown") == 0, "7: %s",
               fa_attention_variant_name((fa_variant)7));
+}
+
+/** Version 3 asked for a call it cannot take: refused, saying why, wherever the test runs. */
+static void test_hopper_refusals(fa_tests *t)
+{
+    fa_attention_params p = fake_call(FA_F32, 64);
+    p.variant = FA_VARIANT_HOPPER;
+    FA_EXPECT_STATUS(t, fa_attention_supported(&p, NULL), FA_ERR_UNSUPPORTED,
+                     "v3 Hopper cannot run this call: it takes what v2 takes", "v3 on fp32");
+#if FA_HAVE_CUDA
+    p = fake_call(FA_BF16, 96);
+    p.variant = FA_VARIANT_HOPPER;
+    FA_EXPECT_STATUS(t, fa_attention_supported(&p, NULL), FA_ERR_UNSUPPORTED,
+                     "head_dim = 96 (v3 takes 64 and 128)", "v3 at head dim 96");
+    p = fake_call(FA_BF16, 64);
+    p.variant = FA_VARIANT_HOPPER;
+    p.mask = FA_MASK_CAUSAL_BOTTOM_RIGHT;
+    FA_EXPECT_STATUS(t, fa_attention_supported(&p, NULL), FA_ERR_UNSUPPORTED, "a mask (v3 takes",
+                     "v3 with a mask");
+    p = fake_call(FA_BF16, 64);
+    p.variant = FA_VARIANT_HOPPER;
+    p.o_fp32 = true;
+    FA_EXPECT_STATUS(t, fa_attention_supported(&p, NULL), FA_ERR_UNSUPPORTED, "o_fp32 (v3 takes",
+                     "v3 with an fp32 o");
+#endif
 }
 
 /* ---- CPU: fixtures and the judge ------------------------------------------------------------- */
@@ -758,6 +785,52 @@ static void test_method_ablation(fa_tests *t)
     flash_case_free(&c);
 }
 
+/**
+ * Version 3, where the device runs it (compute capability 9.0; elsewhere it
+ * must be refused for the device and nothing else): every case of version
+ * 2's grid at head dims 64 and 128, o in the input dtype (v3 writes no fp32
+ * O), through fa_attention_forward() with canaries, judged by the method v3
+ * declares (key tiles of FLASH3_BC); and the library's choice and method.
+ */
+static void test_hopper(fa_tests *t)
+{
+    fa_attention_params probe = fake_call(FA_F16, 128);
+    probe.variant = FA_VARIANT_HOPPER;
+    fa_variant chosen = FA_VARIANT_AUTO;
+    if (fa_attention_supported(&probe, &chosen) != FA_OK) {
+        FA_EXPECT(t, strstr(fa_last_error(), "compute capability") != NULL,
+                  "v3 refused for more than the device: %s", fa_last_error());
+        return;
+    }
+    fa_attn_method m;
+    FA_EXPECT(t, chosen == FA_VARIANT_HOPPER && fa_attention_method(&probe, &m) == FA_OK &&
+                     m.accumulation == FA_ACCUM_TENSOR_CORE && m.block_n == FLASH3_BC &&
+                     m.p_dtype == FA_F16 && !m.l_from_rounded_p,
+              "v3's method: chose %s, block_n %lld, P %s", fa_attention_variant_name(chosen),
+              (long long)m.block_n, fa_dtype_name(m.p_dtype));
+    fa_result result = {0};
+    char name[FA_CASE_NAME];
+    int cases = 0;
+    for (int i = 0; i < flash_grid_count(2, false); ++i) {
+        flash_spec s = flash_grid_spec(2, false, i);
+        if (s.head_dim != 64 && s.head_dim != 128)
+            continue;
+        s.o_fp32 = false;
+        snprintf(name, sizeof name, "v3 grid %d ", i);
+        const size_t prefix = strlen(name);
+        flash_spec_describe(&s, name + prefix, sizeof name - prefix);
+        fa_rng rng;
+        fa_rng_seed(&rng, SEED, 60 + (uint64_t)i);
+        flash_case c = {0};
+        const bool ok =
+            fa_result_status(&result, name, flash_case_random(&c, &s, FLASH3_BC, &rng)) &&
+            flash_result_run(&result, name, flash_library_forward, FA_VARIANT_HOPPER, &c);
+        flash_case_free(&c);
+        cases += FA_EXPECT(t, ok, "%s", result.detail);
+    }
+    FA_EXPECT(t, cases == 32, "%d v3 cases passed, expected 32 (16 shapes x 2 head dims)", cases);
+}
+
 /** Poisoned elements of o (through its strides) and of lse after a run of @p c. */
 static int64_t unwritten(const flash_case *c)
 {
@@ -1032,13 +1105,13 @@ int main(int argc, char **argv)
 {
     static const fa_test_fn cpu[] = {
         test_battery,  test_overflow_boundaries, test_battery_catches, test_methods,
-        test_strides,  test_scale,               test_variant_names,   test_fixtures,
-        test_grid,     test_judge,               test_driver_flags,
+        test_strides,  test_scale,               test_variant_names,   test_hopper_refusals,
+        test_fixtures, test_grid,                test_judge,           test_driver_flags,
     };
 #if FA_HAVE_CUDA
     static const fa_test_fn gpu[] = {
         test_reference_checks, test_method_ablation, test_canaries,
-        test_nan_propagation,  test_large_offsets,   test_case_selection,
+        test_nan_propagation,  test_large_offsets,   test_case_selection,   test_hopper,
     };
     const fa_test_suite suite = {"test_stage06", cpu, FA_COUNT_OF(cpu), gpu, FA_COUNT_OF(gpu),
                                  fa_gpu_gate};

@@ -1,0 +1,197 @@
+/**
+ * @file flash_3_hopper.cuh
+ * @brief M23, version 3: the fused forward kernel on Hopper's asynchronous
+ *        machinery (sm_90a): TMA copies on mbarrier pipelines, wgmma, and a
+ *        producer warpgroup beside two consumer warpgroups.
+ *
+ * A block owns BR = 128 query rows and runs three warpgroups of 128 threads:
+ *
+ *   warpgroup 0, the producer: one thread issues every TMA copy, Q once,
+ *     then K_t and V_t into a ring of FLASH3_STAGES stages, each stage
+ *     waiting on its "empty" barrier until both consumers are done with it;
+ *   warpgroups 1 and 2, the consumers, 64 rows each: per key tile, wait on
+ *     K_t's "full" barrier, S = Q K_t^T by wgmma (m64n128k16 steps, both
+ *     from shared memory), release K_t, the online softmax on S's
+ *     accumulators, P rounded to T in registers, wait on V_t, O += P V_t by
+ *     wgmma (P from registers), release V_t.
+ *
+ * The producer gives its registers back (setmaxnreg) so that the consumers,
+ * which hold S (64 floats) and O (D / 2 floats) a thread, can have 232.
+ * Tiles are stored as TMA writes them: column blocks of 64 elements (128
+ * bytes), 128-byte swizzled, which is the layout wgmma's descriptors read.
+ * TMA fills rows past nq or nk with zeros; the scores of keys past nk are
+ * masked to -inf, so a tail tile needs nothing else. Mask none only, one
+ * length per batch; bf16 or fp16, D = 64 or 128, O in the input type
+ * (flash3_refusal() in forward_hopper.cu says what else falls back to v2).
+ */
+#ifndef FLASH_3_HOPPER_CUH
+#define FLASH_3_HOPPER_CUH
+
+#include "fa_kernel.cuh"
+#include "flash.h"
+#include "hopper.cuh"
+#include "tiles_2_tensor_cores.cuh"
+
+/**
+ * Version 3 over one tile of 128 query rows of one head of one batch entry.
+ * @p q_map, @p k_map, @p v_map: tensor maps of q, k and v with coordinates
+ * (column, head, row, batch), boxes of 64 columns by FLASH3_BOX_ROWS (Q) or
+ * FLASH3_BC (K, V) rows.
+ */
+template <typename T, int D>
+__global__ void __launch_bounds__(FLASH3_THREADS, 1)
+    flash3_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
+                  const __grid_constant__ CUtensorMap v_map, const fa_attention_params p, float scale)
+{
+    constexpr int BLOCKS = D / FLASH3_COLUMNS; /* column blocks of a row */
+    constexpr int Q_ELEMENTS = FLASH3_BR * D, KV_ELEMENTS = FLASH3_BC * D;
+    extern __shared__ unsigned char flash3_shared[];
+    /* The 128-byte swizzle repeats every 1024 bytes: tiles start on 1024. */
+    T *const q_tile = reinterpret_cast<T *>(
+        flash3_shared + ((1024 - (hopper_smem(flash3_shared) & 1023)) & 1023)); /* [BLOCKS][BR][64] */
+    T *const k_tiles = q_tile + Q_ELEMENTS;                  /* [STAGES][BLOCKS][BC][64] */
+    T *const v_tiles = k_tiles + FLASH3_STAGES * KV_ELEMENTS; /* the same */
+    __shared__ uint64_t q_full, k_full[FLASH3_STAGES], v_full[FLASH3_STAGES],
+        k_empty[FLASH3_STAGES], v_empty[FLASH3_STAGES];
+
+    const int b = blockIdx.z, h = blockIdx.y;
+    const int row0 = blockIdx.x * FLASH3_BR;
+    const int h_kv = h / (int)(p.heads_q / p.heads_kv);
+    const int tiles = (int)fa_ceil_div(p.nk, FLASH3_BC);
+    const int warpgroup = threadIdx.x / 128;
+
+    if (threadIdx.x == 0) {
+        mbarrier_init(&q_full, 1);
+        for (int st = 0; st < FLASH3_STAGES; ++st) {
+            mbarrier_init(&k_full[st], 1);
+            mbarrier_init(&v_full[st], 1);
+            mbarrier_init(&k_empty[st], 128 * FLASH3_CONSUMERS); /* every consumer thread */
+            mbarrier_init(&v_empty[st], 128 * FLASH3_CONSUMERS);
+        }
+        mbarrier_init_fence();
+    }
+    __syncthreads();
+
+    if (warpgroup == 0) { /* the producer */
+        registers_release<40>();
+        if (threadIdx.x != 0)
+            return;
+        mbarrier_arrive_expect(&q_full, Q_ELEMENTS * sizeof(T));
+        for (int c = 0; c < BLOCKS; ++c)
+            for (int box = 0; box < FLASH3_BR / FLASH3_BOX_ROWS; ++box)
+                tma_load(q_tile + (c * FLASH3_BR + box * FLASH3_BOX_ROWS) * FLASH3_COLUMNS, &q_map,
+                         c * FLASH3_COLUMNS, h, row0 + box * FLASH3_BOX_ROWS, b, &q_full);
+        for (int t = 0; t < tiles; ++t) {
+            const int st = t % FLASH3_STAGES;
+            const uint32_t parity = (t / FLASH3_STAGES) & 1;
+            /* The stage's previous round must be released; the first round passes at once. */
+            mbarrier_wait(&k_empty[st], parity ^ 1);
+            mbarrier_arrive_expect(&k_full[st], KV_ELEMENTS * sizeof(T));
+            for (int c = 0; c < BLOCKS; ++c)
+                tma_load(k_tiles + st * KV_ELEMENTS + c * FLASH3_BC * FLASH3_COLUMNS, &k_map,
+                         c * FLASH3_COLUMNS, h_kv, t * FLASH3_BC, b, &k_full[st]);
+            mbarrier_wait(&v_empty[st], parity ^ 1);
+            mbarrier_arrive_expect(&v_full[st], KV_ELEMENTS * sizeof(T));
+            for (int c = 0; c < BLOCKS; ++c)
+                tma_load(v_tiles + st * KV_ELEMENTS + c * FLASH3_BC * FLASH3_COLUMNS, &v_map,
+                         c * FLASH3_COLUMNS, h_kv, t * FLASH3_BC, b, &v_full[st]);
+        }
+        return;
+    }
+    registers_claim<232>();
+
+    /* A consumer, 64 rows. wgmma's accumulators are laid out per warp as mma.sync's: thread
+     * element 4 n + e is fragment n's element e (row lane / 4 + 8 (e / 2), column
+     * 8 n + 2 (lane % 4) + e % 2 of the warp's 16 rows), so S and O are stage 05's fragment
+     * arrays with MT = 1, and its blocks M18-M22 run on them unchanged. */
+    constexpr int NT = FLASH3_BC / 8;
+    const int consumer = warpgroup - 1, warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+    const T *const q_mine = q_tile + consumer * FLASH3_BOX_ROWS * FLASH3_COLUMNS;
+    const float c = scale * FA_LOG2E_F;
+    float m[1][2] = {{-INFINITY, -INFINITY}}, l[1][2] = {{0.0f, 0.0f}}, o[1][D / 8][4];
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+            o[0][n][e] = 0.0f;
+    mbarrier_wait(&q_full, 0);
+
+    for (int t = 0; t < tiles; ++t) {
+        const int st = t % FLASH3_STAGES;
+        const uint32_t parity = (t / FLASH3_STAGES) & 1;
+        const T *const k_tile = k_tiles + st * KV_ELEMENTS;
+        const T *const v_tile = v_tiles + st * KV_ELEMENTS;
+        const int64_t key0 = (int64_t)t * FLASH3_BC;
+
+        mbarrier_wait(&k_full[st], parity);
+        float s[1][NT][4];
+        wgmma_fence();
+#pragma unroll
+        for (int ks = 0; ks < D / 16; ++ks) { /* 16 columns: 32 bytes along a swizzled row */
+            const int block = ks / 4, step = 2 * (ks % 4);
+            wgmma_scores(T(), reinterpret_cast<float(&)[64]>(s),
+                         wgmma_descriptor(q_mine + block * FLASH3_BR * FLASH3_COLUMNS, 1, 64) + step,
+                         wgmma_descriptor(k_tile + block * FLASH3_BC * FLASH3_COLUMNS, 1, 64) + step,
+                         ks);
+        }
+        wgmma_commit();
+        wgmma_wait_all();
+        mbarrier_arrive(&k_empty[st]); /* S is in registers: K_t may be overwritten */
+
+        if (key0 + FLASH3_BC > p.nk) /* the tail tile: its keys past nk are TMA's zeros */
+            tile2_mask_keys<1, NT>(s, key0, p.nk);
+        float m_new[1][2], alpha[1][2];
+        tile2_rowmax<1, NT>(s, m, m_new);
+        tile2_exp<1, NT>(s, m, m_new, c, alpha);
+        tile2_rowsum<1, NT>(l, alpha, s);
+#pragma unroll
+        for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                o[0][n][e] *= alpha[0][e / 2];
+
+        /* P as wgmma's A operand, rounded to T: keys 16 kk .. 16 kk + 15, mma.sync's A layout. */
+        uint32_t pa[NT / 2][4];
+#pragma unroll
+        for (int kk = 0; kk < NT / 2; ++kk) {
+            pa[kk][0] = tile2_pack(T(), s[0][2 * kk][0], s[0][2 * kk][1]);
+            pa[kk][1] = tile2_pack(T(), s[0][2 * kk][2], s[0][2 * kk][3]);
+            pa[kk][2] = tile2_pack(T(), s[0][2 * kk + 1][0], s[0][2 * kk + 1][1]);
+            pa[kk][3] = tile2_pack(T(), s[0][2 * kk + 1][2], s[0][2 * kk + 1][3]);
+        }
+        mbarrier_wait(&v_full[st], parity);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < NT / 2; ++kk)
+#pragma unroll
+            for (int block = 0; block < BLOCKS; ++block)
+                wgmma_pv(T(), reinterpret_cast<float(&)[32]>(o[0][8 * block]), pa[kk],
+                         wgmma_descriptor(v_tile + (block * FLASH3_BC + 16 * kk) * FLASH3_COLUMNS, 1, 64),
+                         1);
+        wgmma_commit();
+        wgmma_wait_all();
+        mbarrier_arrive(&v_empty[st]);
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh)
+            m[0][hh] = m_new[0][hh];
+    }
+
+    float lse[1][2];
+    tile2_normalise<D, 1>(o, m, l, scale, lse);
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+        const int64_t row = row0 + FLASH3_BOX_ROWS * consumer + 16 * warp + lane / 4 + 8 * hh;
+        if (row >= p.nq)
+            continue;
+        T *const out = static_cast<T *>(p.o) + b * p.o_strides.batch + row * p.o_strides.row +
+                       h * p.o_strides.head;
+#pragma unroll
+        for (int n = 0; n < D / 8; ++n)
+            *reinterpret_cast<uint32_t *>(out + 8 * n + 2 * (lane % 4)) =
+                tile2_pack(T(), o[0][n][2 * hh], o[0][n][2 * hh + 1]);
+        if (p.lse != nullptr && lane % 4 == 0)
+            p.lse[(b * p.heads_q + h) * p.nq + row] = lse[0][hh];
+    }
+}
+
+#endif /* FLASH_3_HOPPER_CUH */
