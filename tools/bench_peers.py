@@ -11,7 +11,8 @@ bench_peers.md; the markdown also goes to stdout, progress to stderr.
     python3 tools/bench_peers.py --library build-gpu/06_fused_flash/libflashattn.so
     python3 tools/bench_peers.py --causal no --figures docs/figures   # the docs' figures
 
-Implementations: flashattn v1, flashattn v2 (short: v1, v2), FA2, cuDNN,
+Implementations: flashattn v1, flashattn v2, flashattn v3 (short: v1, v2,
+v3; v3 on compute capability 9.0, non-causal cells), FA2, cuDNN,
 mem-efficient, math. The last line printed is the range of each ratio of
 the course's kernels to FlashAttention-2 and cuDNN over the cells. Exit
 status: 0 when the run completed (cells may be unsupported), 1 when a
@@ -39,13 +40,16 @@ LIBRARY_DEFAULTS = [os.path.join(REPO, build, "06_fused_flash", "libflashattn.so
 TOKENS, WIDTH = 16384, 2048
 GRID_N = [512, 1024, 2048, 4096, 8192, 16384]
 GRID_D = [64, 128]
-IMPLEMENTATIONS = ["flashattn v1", "flashattn v2", "FA2", "cuDNN", "mem-efficient", "math"]
-PROJECT = ["flashattn v1", "flashattn v2"]
+IMPLEMENTATIONS = ["flashattn v1", "flashattn v2", "flashattn v3", "FA2", "cuDNN", "mem-efficient",
+                   "math"]
+PROJECT = ["flashattn v1", "flashattn v2", "flashattn v3"]
 SDPA_BACKENDS = {"FA2": "FLASH_ATTENTION", "cuDNN": "CUDNN_ATTENTION",
                  "mem-efficient": "EFFICIENT_ATTENTION", "math": "MATH"}
 # (markdown column, project kernel, its peer, CSV field of the ratio)
 RATIOS = [("v2/FA2", "flashattn v2", "FA2", "ratio_fa2"),
           ("v2/cuDNN", "flashattn v2", "cuDNN", "ratio_cudnn"),
+          ("v3/FA2", "flashattn v3", "FA2", "ratio_fa2"),
+          ("v3/cuDNN", "flashattn v3", "cuDNN", "ratio_cudnn"),
           ("v1/FA2", "flashattn v1", "FA2", "ratio_fa2")]
 MISMATCH_LIMIT = 0.05
 MIN_REPEATS = 5

@@ -26,6 +26,7 @@ from bench_peers import MIB, grouped  # the benchmark's own grouping (torch is n
 STYLES = {
     "flashattn v1": ("#9467bd", "v"),
     "flashattn v2": ("#d62728", "o"),
+    "flashattn v3": ("#e377c2", "*"),
     "FA2": ("#1f77b4", "s"),
     "cuDNN": ("#2ca02c", "D"),
     "mem-efficient": ("#ff7f0e", "^"),
