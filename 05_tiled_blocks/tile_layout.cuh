@@ -51,4 +51,21 @@ static __device__ __forceinline__ uint32_t tile2_pack(__half, float low, float h
     return *reinterpret_cast<const uint32_t *>(&pair);
 }
 
+/**
+ * P's keys 16 kk .. 16 kk + 15 as an A fragment of m16n8k16 (and of wgmma's
+ * register operand): its accumulator fragments of those keys, n8 fragments
+ * @p low = 2 kk and @p high = 2 kk + 1, rounded to T, a row's two adjacent
+ * keys per register. The accumulator layout of S is the A layout of P, so
+ * no value moves between threads.
+ */
+template <typename T>
+static __device__ __forceinline__ void tile2_p_fragment(const float low[4], const float high[4],
+                                                        uint32_t a[4])
+{
+    a[0] = tile2_pack(T(), low[0], low[1]);
+    a[1] = tile2_pack(T(), low[2], low[3]);
+    a[2] = tile2_pack(T(), high[0], high[1]);
+    a[3] = tile2_pack(T(), high[2], high[3]);
+}
+
 #endif /* TILE_LAYOUT_CUH */

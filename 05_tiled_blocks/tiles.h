@@ -85,7 +85,8 @@ enum {
     TILE2_BC = 64,                            /**< keys per tile: 8 n8 fragments */
     TILE2_MAX_D = 128,                        /**< largest head dimension of level 2 here */
     TILE2_D_MULTIPLE = 8,                     /**< d a multiple of 8: rows are whole 16-byte chunks */
-    TILE2_CHUNK = 8, /**< 16-bit elements per 16-byte chunk: the unit of cp.async, ldmatrix rows and the swizzle */
+    TILE2_CHUNK = 8,                          /**< 16-bit elements per 16 bytes: cp.async's, ldmatrix's
+                                                   and the swizzle's unit */
     TILE2_STAGES = 2                          /**< K/V tiles in flight: load tile t + 1 during tile t */
 };
 

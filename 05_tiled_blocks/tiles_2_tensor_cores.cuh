@@ -256,12 +256,8 @@ static __device__ __forceinline__ void tile2_accumulate_pv(float o[MT][D_PAD / 8
     for (int kk = 0; kk < NT / 2; ++kk) {
         uint32_t a[MT][4];
 #pragma unroll
-        for (int i = 0; i < MT; ++i) {
-            a[i][0] = tile2_pack(T(), p[i][2 * kk][0], p[i][2 * kk][1]);
-            a[i][1] = tile2_pack(T(), p[i][2 * kk][2], p[i][2 * kk][3]);
-            a[i][2] = tile2_pack(T(), p[i][2 * kk + 1][0], p[i][2 * kk + 1][1]);
-            a[i][3] = tile2_pack(T(), p[i][2 * kk + 1][2], p[i][2 * kk + 1][3]);
-        }
+        for (int i = 0; i < MT; ++i)
+            tile2_p_fragment<T>(p[i][2 * kk], p[i][2 * kk + 1], a[i]);
 #pragma unroll
         for (int dp = 0; dp < D_PAD / 16; ++dp) {
             uint32_t b[4];

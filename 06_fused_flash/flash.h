@@ -40,21 +40,25 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE int flash2_br(int d_pad)
     return FLASH2_WARPS * TILE2_WARP_ROWS * flash2_mt(d_pad);
 }
 
-/** Version 3 (sm_90a): rows and keys per tile, stages of the K/V ring, threads (3 warpgroups). */
+/** Version 3 (sm_90a): its tiles, its K/V ring and its warpgroups. */
 enum {
-    FLASH3_BR = 128,
-    FLASH3_BC = 128,
-    FLASH3_STAGES = 2,
-    FLASH3_CONSUMERS = 2,
-    FLASH3_THREADS = 128 * (1 + FLASH3_CONSUMERS),
-    FLASH3_BOX_ROWS = 64, /**< rows of Q per TMA box: one consumer's */
-    FLASH3_COLUMNS = 64   /**< elements per column block of a tile: 128 bytes, the swizzle's span */
+    FLASH3_BR = 128,             /**< query rows per block: one box of rows per consumer */
+    FLASH3_BC = 128,             /**< keys per tile */
+    FLASH3_STAGES = 2,           /**< K and V tiles in the ring */
+    FLASH3_WARPGROUP = 128,      /**< threads of a warpgroup, wgmma's unit */
+    FLASH3_CONSUMERS = 2,        /**< consumer warpgroups, beside one producer */
+    FLASH3_THREADS = FLASH3_WARPGROUP * (1 + FLASH3_CONSUMERS),
+    FLASH3_BOX_ROWS = 64,        /**< rows of Q per TMA box: one consumer's (wgmma's m) */
+    FLASH3_COLUMNS = 64,         /**< elements per column block of a tile: 128 bytes, the swizzle's span */
+    FLASH3_ALIGN = 1024,         /**< bytes: the 128-byte swizzle repeats every 8 rows of 128 bytes */
+    FLASH3_PRODUCER_REGS = 40,   /**< registers a producer thread keeps (setmaxnreg) */
+    FLASH3_CONSUMER_REGS = 232   /**< registers a consumer thread takes */
 };
 
-/** Version 3's shared memory at head dim @p d: Q, K and V per stage, and 1024 bytes to align them. */
+/** Version 3's shared memory at head dim @p d: Q, K and V per stage, and room to align them. */
 static inline FA_CONSTEXPR FA_HOST_DEVICE size_t flash3_shared_bytes(int d)
 {
-    return (size_t)(FLASH3_BR + 2 * FLASH3_STAGES * FLASH3_BC) * (size_t)d * 2 + 1024;
+    return (size_t)(FLASH3_BR + 2 * FLASH3_STAGES * FLASH3_BC) * (size_t)d * 2 + FLASH3_ALIGN;
 }
 
 /**
@@ -153,13 +157,13 @@ fa_status ref_flash_forward(int version, const fa_attention_params *p, cudaStrea
 fa_status learner_flash_forward(int version, const fa_attention_params *p, cudaStream_t stream);
 
 /**
- * Why version 3 (forward_hopper.cu, sm_90a) cannot run @p p, a call version 2
- * can run (a message written into @p why), or FA_OK: the head dim, o's
- * dtype, the mask, a packed batch, no key, 32-bit coordinates, strides of 0,
- * and the current device (compute capability 9.0 only).
+ * FA_OK when the current device runs version 3 (compute capability 9.0:
+ * forward_hopper.cu is built for sm_90a only); else ::FA_ERR_UNSUPPORTED for
+ * another device, or the status of the failing CUDA call (::FA_ERR_NO_DEVICE
+ * without one), with its message.
  */
-fa_status flash3_refusal(const fa_attention_params *p, char *why, size_t cap);
-/** Version 3 on @p p, which flash3_refusal() accepted; enqueued on @p stream. */
+fa_status flash3_device_check(void);
+/** Version 3 on @p p, which fa_attention_supported() accepted for it; enqueued on @p stream. */
 fa_status flash3_launch(const fa_attention_params *p, cudaStream_t stream);
 #endif
 

@@ -22,7 +22,7 @@
  * TMA fills rows past nq or nk with zeros; the scores of keys past nk are
  * masked to -inf, so a tail tile needs nothing else. Mask none only, one
  * length per batch; bf16 or fp16, D = 64 or 128, O in the input type
- * (flash3_refusal() in forward_hopper.cu says what else falls back to v2).
+ * (fa_attention_supported() refuses the rest, naming why).
  */
 #ifndef FLASH_3_HOPPER_CUH
 #define FLASH_3_HOPPER_CUH
@@ -43,12 +43,19 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
     flash3_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
                   const __grid_constant__ CUtensorMap v_map, const fa_attention_params p, float scale)
 {
+    static_assert(D % FLASH3_COLUMNS == 0, "rows are whole column blocks of 128 bytes");
+    static_assert(FLASH3_BR == FLASH3_CONSUMERS * FLASH3_BOX_ROWS, "a box of Q rows per consumer");
+    static_assert(FLASH3_WARPGROUP * (FLASH3_PRODUCER_REGS + FLASH3_CONSUMERS * FLASH3_CONSUMER_REGS) <=
+                      64 * 1024,
+                  "the warpgroups' registers fit the SM's register file");
+    static_assert(flash3_shared_bytes(D) <= 227 * 1024, "the tiles fit a block's shared memory");
     constexpr int BLOCKS = D / FLASH3_COLUMNS; /* column blocks of a row */
     constexpr int Q_ELEMENTS = FLASH3_BR * D, KV_ELEMENTS = FLASH3_BC * D;
     extern __shared__ unsigned char flash3_shared[];
-    /* The 128-byte swizzle repeats every 1024 bytes: tiles start on 1024. */
-    T *const q_tile = reinterpret_cast<T *>(
-        flash3_shared + ((1024 - (hopper_smem(flash3_shared) & 1023)) & 1023)); /* [BLOCKS][BR][64] */
+    /* The 128-byte swizzle is a function of the address, repeating every FLASH3_ALIGN bytes. */
+    const uint32_t misalignment = shared_address(flash3_shared) % FLASH3_ALIGN;
+    T *const q_tile = reinterpret_cast<T *>(flash3_shared + (FLASH3_ALIGN - misalignment) % FLASH3_ALIGN);
+    /* q_tile: [BLOCKS][BR][64] */
     T *const k_tiles = q_tile + Q_ELEMENTS;                  /* [STAGES][BLOCKS][BC][64] */
     T *const v_tiles = k_tiles + FLASH3_STAGES * KV_ELEMENTS; /* the same */
     __shared__ uint64_t q_full, k_full[FLASH3_STAGES], v_full[FLASH3_STAGES],
@@ -58,22 +65,22 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
     const int row0 = blockIdx.x * FLASH3_BR;
     const int h_kv = h / (int)(p.heads_q / p.heads_kv);
     const int tiles = (int)fa_ceil_div(p.nk, FLASH3_BC);
-    const int warpgroup = threadIdx.x / 128;
+    const int warpgroup = threadIdx.x / FLASH3_WARPGROUP;
 
     if (threadIdx.x == 0) {
         mbarrier_init(&q_full, 1);
         for (int st = 0; st < FLASH3_STAGES; ++st) {
             mbarrier_init(&k_full[st], 1);
             mbarrier_init(&v_full[st], 1);
-            mbarrier_init(&k_empty[st], 128 * FLASH3_CONSUMERS); /* every consumer thread */
-            mbarrier_init(&v_empty[st], 128 * FLASH3_CONSUMERS);
+            mbarrier_init(&k_empty[st], FLASH3_WARPGROUP * FLASH3_CONSUMERS); /* every consumer thread */
+            mbarrier_init(&v_empty[st], FLASH3_WARPGROUP * FLASH3_CONSUMERS);
         }
         mbarrier_init_fence();
     }
     __syncthreads();
 
     if (warpgroup == 0) { /* the producer */
-        registers_release<40>();
+        registers_release<FLASH3_PRODUCER_REGS>();
         if (threadIdx.x != 0)
             return;
         mbarrier_arrive_expect(&q_full, Q_ELEMENTS * sizeof(T));
@@ -98,14 +105,16 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
         }
         return;
     }
-    registers_claim<232>();
+    registers_claim<FLASH3_CONSUMER_REGS>();
 
     /* A consumer, 64 rows. wgmma's accumulators are laid out per warp as mma.sync's: thread
      * element 4 n + e is fragment n's element e (row lane / 4 + 8 (e / 2), column
      * 8 n + 2 (lane % 4) + e % 2 of the warp's 16 rows), so S and O are stage 05's fragment
-     * arrays with MT = 1, and its blocks M18-M22 run on them unchanged. */
+     * arrays with MT = 1: its tail mask (M18), M19-M21 and M22's normalisation run on them
+     * unchanged; wgmma takes the place of tile2_scores() and tile2_accumulate_pv(). */
     constexpr int NT = FLASH3_BC / 8;
-    const int consumer = warpgroup - 1, warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+    const int consumer = warpgroup - 1, warp = (threadIdx.x % FLASH3_WARPGROUP) / 32;
+    const int lane = threadIdx.x % 32;
     const T *const q_mine = q_tile + consumer * FLASH3_BOX_ROWS * FLASH3_COLUMNS;
     const float c = scale * FA_LOG2E_F;
     float m[1][2] = {{-INFINITY, -INFINITY}}, l[1][2] = {{0.0f, 0.0f}}, o[1][D / 8][4];
@@ -150,15 +159,11 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
             for (int e = 0; e < 4; ++e)
                 o[0][n][e] *= alpha[0][e / 2];
 
-        /* P as wgmma's A operand, rounded to T: keys 16 kk .. 16 kk + 15, mma.sync's A layout. */
+        /* P as wgmma's A operand, all of it before the first P V wgmma (see the page's pitfalls). */
         uint32_t pa[NT / 2][4];
 #pragma unroll
-        for (int kk = 0; kk < NT / 2; ++kk) {
-            pa[kk][0] = tile2_pack(T(), s[0][2 * kk][0], s[0][2 * kk][1]);
-            pa[kk][1] = tile2_pack(T(), s[0][2 * kk][2], s[0][2 * kk][3]);
-            pa[kk][2] = tile2_pack(T(), s[0][2 * kk + 1][0], s[0][2 * kk + 1][1]);
-            pa[kk][3] = tile2_pack(T(), s[0][2 * kk + 1][2], s[0][2 * kk + 1][3]);
-        }
+        for (int kk = 0; kk < NT / 2; ++kk)
+            tile2_p_fragment<T>(s[0][2 * kk], s[0][2 * kk + 1], pa[kk]);
         mbarrier_wait(&v_full[st], parity);
         wgmma_fence();
 #pragma unroll

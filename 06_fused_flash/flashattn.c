@@ -47,26 +47,73 @@ size_t fa_attention_params_size(void)
     return sizeof(fa_attention_params);
 }
 
-/** Why version 3 cannot run @p p, a call version 2 can run (into @p why), or FA_OK. */
-static fa_status hopper_refusal(const fa_attention_params *p, char *why, size_t cap)
+/* TMA addresses a tensor by 32-bit coordinates and byte strides below 2^40. */
+#define HOPPER_MAX_STRIDE_BYTES ((int64_t)1 << 40)
+
+/**
+ * Why version 3 cannot run the non-empty call @p p for what it asks (the
+ * device aside): a message naming the field, or NULL. Its tensor maps need
+ * rows that differ (no stride of 0 on an extent above 1) and strides TMA
+ * takes.
+ */
+static const char *hopper_call_refusal(const fa_attention_params *p, char *why, size_t cap)
+{
+    if (p->head_dim != 64 && p->head_dim != 128)
+        snprintf(why, cap, "head_dim = %lld (v3 takes 64 and 128)", (long long)p->head_dim);
+    else if (p->o_fp32)
+        snprintf(why, cap, "o_fp32 (v3 writes o in the input dtype)");
+    else if (p->mask != FA_MASK_NONE)
+        snprintf(why, cap, "mask = %d (v3 takes FA_MASK_NONE)", (int)p->mask);
+    else if (p->cu_seqlens_q != NULL)
+        snprintf(why, cap, "a packed batch, cu_seqlens_q set (v3 takes one length per batch)");
+    else if (p->nk == 0 || p->nq > INT32_MAX || p->nk > INT32_MAX)
+        snprintf(why, cap, "nq = %lld, nk = %lld (v3 takes 1 to 2^31 - 1 keys, at most 2^31 - 1 rows)",
+                 (long long)p->nq, (long long)p->nk);
+    else
+        why[0] = '\0';
+    if (why[0] != '\0')
+        return why;
+    const struct {
+        const char *name;
+        fa_strides strides;
+        int64_t rows, heads;
+    } inputs[3] = {{"q", p->q_strides, p->nq, p->heads_q},
+                   {"k", p->k_strides, p->nk, p->heads_kv},
+                   {"v", p->v_strides, p->nk, p->heads_kv}};
+    for (int i = 0; i < 3; ++i) {
+        const int64_t extent[3] = {p->batch, inputs[i].rows, inputs[i].heads};
+        const int64_t stride[3] = {inputs[i].strides.batch, inputs[i].strides.row,
+                                   inputs[i].strides.head};
+        static const char *const which[3] = {"batch", "row", "head"};
+        for (int j = 0; j < 3; ++j)
+            if (extent[j] > 1 && (stride[j] == 0 || stride[j] >= HOPPER_MAX_STRIDE_BYTES / 2)) {
+                snprintf(why, cap, "%s_strides.%s = %lld (v3's tensor maps take 1 to 2^39 - 1)",
+                         inputs[i].name, which[j], (long long)stride[j]);
+                return why;
+            }
+    }
+    return NULL;
+}
+
+/** FA_OK when the current device runs version 3, else its status and message. */
+static fa_status hopper_device_check(void)
 {
 #if FA_HAVE_CUDA
-    return flash3_refusal(p, why, cap);
+    return flash3_device_check();
 #else
-    (void)p;
-    snprintf(why, cap, "the library was built without CUDA");
-    return FA_ERR_UNSUPPORTED;
+    return fa_fail(FA_ERR_UNSUPPORTED, "the library was built without CUDA");
 #endif
 }
 
 /*
  * M24's validation (ref_attention_validate()) checks every field and chooses
- * v1 or v2 from the call alone. Version 3 depends on the device too; asked
- * for by name, it takes the calls v2 would run that flash3_refusal() finds
- * nothing against. (FA_VARIANT_AUTO does not choose it yet.)
+ * v1 or v2 from the call alone. Version 3 depends on the device too, and is
+ * taken only when asked for by name: for a call v2 can run, of the shapes
+ * hopper_call_refusal() accepts, on a device of compute capability 9.0.
  */
 fa_status fa_attention_supported(const fa_attention_params *p, fa_variant *chosen)
 {
+    /* M24 knows the course's three values; the library adds FA_VARIANT_HOPPER. */
     if (p != NULL && ((int)p->variant < 0 || (int)p->variant > FA_VARIANT_HOPPER))
         return fa_fail(FA_ERR_INVALID_ARGUMENT,
                        "fa_attention: variant = %d, expected FA_VARIANT_AUTO, FA_VARIANT_CUDA_CORES, "
@@ -74,21 +121,29 @@ fa_status fa_attention_supported(const fa_attention_params *p, fa_variant *chose
                        (int)p->variant);
     if (p == NULL || p->variant != FA_VARIANT_HOPPER)
         return ref_attention_validate(p, chosen);
-    fa_attention_params fields = *p; /* the fields checked as for any call */
-    fields.variant = FA_VARIANT_AUTO;
-    fa_variant variant = FA_VARIANT_AUTO;
-    FA_TRY(ref_attention_validate(&fields, &variant));
+    fa_attention_params as = *p; /* every field checked as for any call */
+    as.variant = FA_VARIANT_AUTO;
+    FA_TRY(ref_attention_validate(&as, NULL));
     const bool empty = p->batch == 0 || p->heads_q == 0 || p->nq == 0;
-    if (!empty && variant != FA_VARIANT_TENSOR_CORES)
-        return fa_fail(FA_ERR_UNSUPPORTED,
-                       "fa_attention: variant v3 Hopper cannot run this call: it takes what v2 takes "
-                       "(bf16 or fp16, every row on 16 bytes); FA_VARIANT_AUTO can");
-    char why[256] = "";
-    const fa_status v3 = empty ? FA_OK : hopper_refusal(p, why, sizeof why);
-    if (v3 != FA_OK)
-        return fa_fail(v3, "fa_attention: variant v3 Hopper cannot run this call: %s; "
+    char why[256];
+    if (!empty) {
+        if (hopper_call_refusal(p, why, sizeof why) != NULL)
+            return fa_fail(FA_ERR_UNSUPPORTED,
+                           "fa_attention: variant v3 Hopper cannot run this call: %s; "
                            "FA_VARIANT_AUTO or FA_VARIANT_TENSOR_CORES can",
-                       why);
+                           why);
+        as.variant = FA_VARIANT_TENSOR_CORES; /* v3 needs what v2 needs, refused as v2 is */
+        const fa_status v2 = ref_attention_validate(&as, NULL);
+        if (v2 != FA_OK) {
+            snprintf(why, sizeof why, "%s", fa_last_error()); /* fa_fail() rewrites it */
+            return fa_fail(v2, "fa_attention: variant v3 Hopper needs what v2 needs: %s", why);
+        }
+        const fa_status device = hopper_device_check();
+        if (device != FA_OK) {
+            snprintf(why, sizeof why, "%s", fa_last_error());
+            return fa_fail(device, "fa_attention: variant v3 Hopper cannot run here: %s", why);
+        }
+    }
     if (chosen != NULL)
         *chosen = FA_VARIANT_HOPPER;
     return FA_OK;

@@ -58,11 +58,12 @@ extern "C" {
 
 /** Which kernel runs. */
 typedef enum fa_variant {
-    FA_VARIANT_AUTO = 0,         /**< the fastest one that supports the call */
+    FA_VARIANT_AUTO = 0,         /**< v2 where it runs, else v1 (v3 only when asked for, for now) */
     FA_VARIANT_CUDA_CORES = 1,   /**< v1: fp32 on CUDA cores; any dtype, any head dim up to 256 */
     FA_VARIANT_TENSOR_CORES = 2, /**< v2: mma.sync (sm_80+), FlashAttention-2's structure; bf16/fp16 */
     FA_VARIANT_HOPPER = 3,       /**< v3: wgmma and TMA, warp-specialised (compute capability 9.0);
-                                      bf16/fp16, head dim 64 or 128, mask none, not packed */
+                                      bf16/fp16, head dim 64 or 128, o in the input dtype, mask
+                                      none, not packed, nk >= 1 */
 } fa_variant;
 
 /** Element strides of one tensor of shape [batch][rows][heads][head_dim] (the last is 1). */
@@ -114,6 +115,8 @@ fa_strides fa_attention_strides_bhnd(int64_t n, int64_t heads, int64_t head_dim)
 /**
  * Validates every field of @p p (without touching device memory) and says
  * which kernel would run: *@p chosen (may be NULL) receives the variant.
+ * FA_VARIANT_HOPPER also asks the current device (compute capability 9.0
+ * only), so its answer depends on cudaSetDevice().
  * @return FA_OK, or the status of the first bad field with its message:
  *         ::FA_ERR_NULL_POINTER, ::FA_ERR_INVALID_SIZE, ::FA_ERR_BAD_STRIDE,
  *         ::FA_ERR_MISALIGNED, ::FA_ERR_OVERFLOW, ::FA_ERR_INVALID_ARGUMENT,
@@ -134,7 +137,7 @@ fa_status fa_attention_method(const fa_attention_params *p, fa_attn_method *meth
 /** The scale the kernels use: p->scale, or 1 / sqrt(head_dim) (in fp32) when it is 0. */
 float fa_attention_scale(const fa_attention_params *p);
 
-/** "auto", "v1 CUDA cores", "v2 tensor cores" (or "unknown"). */
+/** "auto", "v1 CUDA cores", "v2 tensor cores", "v3 Hopper" (or "unknown"). */
 const char *fa_attention_variant_name(fa_variant variant);
 
 /**

@@ -3,9 +3,9 @@
  * @brief Version 3's launcher, compiled for sm_90a only: which calls it
  *        takes, the tensor maps of q, k and v, and the launch.
  *
- * fa_attention_supported() chooses version 3 where version 2 would run and
- * flash3_refusal() finds nothing against it; fa_attention_forward() then
- * calls flash3_launch().
+ * fa_attention_supported() (flashattn.c) takes version 3 when it is asked
+ * for, the call is one it runs, and flash3_device_check() finds a device of
+ * compute capability 9.0; fa_attention_forward() then calls flash3_launch().
  */
 #include <cudaTypedefs.h>
 
@@ -14,59 +14,37 @@
 #include "flash.h"
 #include "flash_3_hopper.cuh"
 
-fa_status flash3_refusal(const fa_attention_params *p, char *why, size_t cap)
+fa_status flash3_device_check(void)
 {
-    if (p->head_dim != 64 && p->head_dim != 128) {
-        snprintf(why, cap, "head_dim = %lld (v3 takes 64 and 128)", (long long)p->head_dim);
-        return FA_ERR_UNSUPPORTED;
-    }
-    if (p->o_fp32 || p->mask != FA_MASK_NONE || p->cu_seqlens_q != NULL) {
-        snprintf(why, cap, "%s (v3 takes o in the input dtype, mask none, one length per batch)",
-                 p->o_fp32 ? "o_fp32" : p->mask != FA_MASK_NONE ? "a mask" : "a packed batch");
-        return FA_ERR_UNSUPPORTED;
-    }
-    /* A tensor map has no dimension of 0, and 32-bit coordinates. */
-    if (p->nk == 0 || p->nq > INT32_MAX || p->nk > INT32_MAX) {
-        snprintf(why, cap, "nk = %lld, nq = %lld (v3 takes 1 to 2^31 - 1 of each)", (long long)p->nk,
-                 (long long)p->nq);
-        return FA_ERR_UNSUPPORTED;
-    }
-    /* A stride of 0 repeats rows, which a tensor map cannot. */
-    const fa_strides *const strides[3] = {&p->q_strides, &p->k_strides, &p->v_strides};
-    const int64_t heads[3] = {p->heads_q, p->heads_kv, p->heads_kv};
-    const int64_t rows[3] = {p->nq, p->nk, p->nk};
-    for (int i = 0; i < 3; ++i)
-        if ((p->batch > 1 && strides[i]->batch == 0) || (rows[i] > 1 && strides[i]->row == 0) ||
-            (heads[i] > 1 && strides[i]->head == 0)) {
-            snprintf(why, cap, "a stride of 0 in %s (v3's tensor maps need distinct rows)",
-                     i == 0 ? "q" : i == 1 ? "k" : "v");
-            return FA_ERR_UNSUPPORTED;
-        }
     int device = 0, major = 0, minor = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
-        (void)cudaGetLastError(); /* no device: nothing sticky left behind */
-        snprintf(why, cap, "no usable device (v3 runs on compute capability 9.0)");
-        return FA_ERR_UNSUPPORTED;
-    }
-    if (major != 9 || minor != 0) {
-        snprintf(why, cap, "compute capability %d.%d (v3 runs on 9.0)", major, minor);
-        return FA_ERR_UNSUPPORTED;
-    }
+    FA_CUDA_TRY(cudaGetDevice(&device));
+    FA_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    FA_CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    if (major != 9 || minor != 0)
+        return fa_fail(FA_ERR_UNSUPPORTED, "device %d has compute capability %d.%d (v3 runs on 9.0)",
+                       device, major, minor);
     return FA_OK;
 }
 
 /** cuTensorMapEncodeTiled, a driver function, through the runtime's entry point (no -lcuda). */
 static fa_status encode_function(PFN_cuTensorMapEncodeTiled_v12000 *encode)
 {
-    void *function = NULL;
-    cudaDriverEntryPointQueryResult found;
-    FA_CUDA_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &function, 12000,
-                                                 cudaEnableDefault, &found));
-    if (found != cudaDriverEntryPointSuccess || function == NULL)
-        return fa_fail(FA_ERR_CUDA, "fa_attention: v3: the driver has no cuTensorMapEncodeTiled");
-    *encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(function);
+    static PFN_cuTensorMapEncodeTiled_v12000 found_before = NULL; /* the driver's, for good */
+    if (found_before == NULL) {
+        void *function = NULL;
+        cudaDriverEntryPointQueryResult found;
+#if CUDART_VERSION >= 12050
+        FA_CUDA_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &function, 12000,
+                                                     cudaEnableDefault, &found));
+#else
+        FA_CUDA_TRY(cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &function, cudaEnableDefault,
+                                            &found));
+#endif
+        if (found != cudaDriverEntryPointSuccess || function == NULL)
+            return fa_fail(FA_ERR_CUDA, "fa_attention: v3: the driver has no cuTensorMapEncodeTiled");
+        found_before = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(function);
+    }
+    *encode = found_before;
     return FA_OK;
 }
 

@@ -20,16 +20,12 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-/** The shared-memory address of @p p, as PTX's shared state space counts it. */
-static __device__ __forceinline__ uint32_t hopper_smem(const void *p)
-{
-    return (uint32_t)__cvta_generic_to_shared(p);
-}
+#include "tensor_core.cuh"
 
 /** An mbarrier whose phase completes after @p arrivals arrivals (and the bytes announced). */
 static __device__ __forceinline__ void mbarrier_init(uint64_t *bar, int arrivals)
 {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(hopper_smem(bar)), "r"(arrivals));
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_address(bar)), "r"(arrivals));
 }
 
 /** Makes the initialised barriers visible to the async proxy (the TMA unit) before any copy. */
@@ -41,7 +37,7 @@ static __device__ __forceinline__ void mbarrier_init_fence(void)
 /** One arrival that also announces @p bytes the phase must wait for (the copies that follow). */
 static __device__ __forceinline__ void mbarrier_arrive_expect(uint64_t *bar, uint32_t bytes)
 {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(hopper_smem(bar)),
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)),
                  "r"(bytes)
                  : "memory");
 }
@@ -49,7 +45,7 @@ static __device__ __forceinline__ void mbarrier_arrive_expect(uint64_t *bar, uin
 /** One arrival: this thread is done with what the barrier guards. */
 static __device__ __forceinline__ void mbarrier_arrive(uint64_t *bar)
 {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(hopper_smem(bar)) : "memory");
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(shared_address(bar)) : "memory");
 }
 
 /** Waits until the phase of parity @p parity has completed. */
@@ -60,7 +56,7 @@ static __device__ __forceinline__ void mbarrier_wait(uint64_t *bar, uint32_t par
                  "wait:\n"
                  "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
                  "@!done bra wait;\n"
-                 "}\n" ::"r"(hopper_smem(bar)),
+                 "}\n" ::"r"(shared_address(bar)),
                  "r"(parity)
                  : "memory");
 }
@@ -74,9 +70,9 @@ static __device__ __forceinline__ void tma_load(void *dst, const CUtensorMap *ma
                                                 int row, int batch, uint64_t *bar)
 {
     asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(hopper_smem(dst)),
+                 " [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(shared_address(dst)),
                  "l"((uint64_t)map), "r"(col), "r"(head), "r"(row), "r"(batch),
-                 "r"(hopper_smem(bar))
+                 "r"(shared_address(bar))
                  : "memory");
 }
 
@@ -89,7 +85,7 @@ static __device__ __forceinline__ void tma_load(void *dst, const CUtensorMap *ma
 static __device__ __forceinline__ uint64_t wgmma_descriptor(const void *tile, uint32_t leading16,
                                                             uint32_t stride16)
 {
-    return (uint64_t)((hopper_smem(tile) >> 4) & 0x3FFF) | ((uint64_t)(leading16 & 0x3FFF) << 16) |
+    return (uint64_t)((shared_address(tile) >> 4) & 0x3FFF) | ((uint64_t)(leading16 & 0x3FFF) << 16) |
            ((uint64_t)(stride16 & 0x3FFF) << 32) | (1ull << 62);
 }
 
@@ -171,5 +167,11 @@ static __device__ __forceinline__ void registers_claim(void)
 FLASH3_WGMMA(__nv_bfloat16, "bf16")
 FLASH3_WGMMA(__half, "f16")
 #undef FLASH3_WGMMA
+#undef FLASH3_ACC64
+#undef FLASH3_ACC32
+#undef FLASH3_F64
+#undef FLASH3_F32
+#undef FLASH3_F16
+#undef FLASH3_F4
 
 #endif /* FLASH_HOPPER_CUH */

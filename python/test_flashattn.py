@@ -90,6 +90,16 @@ def expect_error(call, status_name, *fragments, **kwargs):
         assert fragment in str(caught.value), str(caught.value)
 
 
+def test_v3_refusals_name_the_reason(lib):
+    d96 = fake_call(q_shape=(2, 10, 6, 96), kv_shape=(2, 12, 3, 96))
+    expect_error(d96, "FA_ERR_UNSUPPORTED", "v3 Hopper cannot run this call",
+                 "head_dim = 96 (v3 takes 64 and 128)", variant="v3")
+    expect_error(fake_call(), "FA_ERR_UNSUPPORTED", "mask = 2 (v3 takes FA_MASK_NONE)",
+                 variant="v3", causal=True)
+    expect_error(fake_call(typestr="<f4"), "FA_ERR_UNSUPPORTED", "v3 Hopper needs what v2 needs",
+                 "dtype fp32", variant="v3")
+
+
 def test_every_field_reaches_the_library(lib):
     # heads_q and heads_kv (bnhd: dimension 2; bhnd: dimension 1)
     expect_error(fake_call(kv_shape=(2, 12, 4, 64)), "FA_ERR_INVALID_SIZE",

@@ -413,10 +413,7 @@ static void test_judges_reject_mistakes(fa_tests *t)
     }
 }
 
-/* ---- CPU: bad input -------------------------------------------------------------------------- */
-
-/** Stand-in for device memory: validation compares addresses and never dereferences them. */
-/* ---- the swizzle ---------------------------------------------------------------------------- */
+/* ---- CPU: the swizzle ------------------------------------------------------------------------ */
 
 /** The 16-byte slot of a 128-byte line (a group of 4 banks) that element @p offset of a tile lies in. */
 static int bank_slot(int offset)
@@ -492,6 +489,9 @@ static void test_swizzle(fa_tests *t)
     }
 }
 
+/* ---- CPU: bad input -------------------------------------------------------------------------- */
+
+/** Stand-in for device memory: validation compares addresses and never dereferences them. */
 static _Alignas(16) unsigned char arena[1 << 17];
 
 /** A pointer @p bytes into the arena (possibly misaligned; never dereferenced). */

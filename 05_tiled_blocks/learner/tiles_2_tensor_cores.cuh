@@ -56,8 +56,9 @@
 #include "tile_layout.cuh"
 #include "tiles.h"
 
-/* Given, in tile_layout.cuh: TILE2_CHUNK, the swizzle tile2_offset() (the page works it by
- * hand, "The swizzle, by hand"), tile2_mma(T(), d, a, b) and tile2_pack(T(), low, high). */
+/* Given, in tiles.h: TILE2_CHUNK and the swizzle tile2_offset() (the page works it by hand,
+ * "The swizzle, by hand"); in tile_layout.cuh: tile2_mma(T(), d, a, b), tile2_pack(T(), low,
+ * high) and tile2_p_fragment<T>(low, high, a), P's two n8 fragments as an A fragment. */
 
 /* ---- M17 tile load ----------------------------------------------------------------------- */
 

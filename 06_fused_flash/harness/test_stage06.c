@@ -369,29 +369,52 @@ static void test_variant_names(fa_tests *t)
               fa_attention_variant_name((fa_variant)7));
 }
 
-/** Version 3 asked for a call it cannot take: refused, saying why, wherever the test runs. */
+/** One call asked of version 3, refused with @p status naming @p needle. */
+static void expect_hopper_refusal(fa_tests *t, fa_attention_params p, fa_status status,
+                                  const char *needle, const char *what)
+{
+    p.variant = FA_VARIANT_HOPPER;
+    FA_EXPECT_STATUS(t, fa_attention_supported(&p, NULL), status, needle, what);
+}
+
+/**
+ * Version 3 asked for a call it cannot take: refused, naming why, wherever
+ * the test runs (every reason but the device is the call's own). An empty
+ * call is a no-op it accepts.
+ */
 static void test_hopper_refusals(fa_tests *t)
 {
-    fa_attention_params p = fake_call(FA_F32, 64);
-    p.variant = FA_VARIANT_HOPPER;
-    FA_EXPECT_STATUS(t, fa_attention_supported(&p, NULL), FA_ERR_UNSUPPORTED,
-                     "v3 Hopper cannot run this call: it takes what v2 takes", "v3 on fp32");
-#if FA_HAVE_CUDA
-    p = fake_call(FA_BF16, 96);
-    p.variant = FA_VARIANT_HOPPER;
-    FA_EXPECT_STATUS(t, fa_attention_supported(&p, NULL), FA_ERR_UNSUPPORTED,
-                     "head_dim = 96 (v3 takes 64 and 128)", "v3 at head dim 96");
+    const fa_status UNSUPPORTED = FA_ERR_UNSUPPORTED;
+    fa_attention_params p = fake_call(FA_BF16, 96);
+    expect_hopper_refusal(t, p, UNSUPPORTED, "head_dim = 96 (v3 takes 64 and 128)", "d 96");
     p = fake_call(FA_BF16, 64);
-    p.variant = FA_VARIANT_HOPPER;
-    p.mask = FA_MASK_CAUSAL_BOTTOM_RIGHT;
-    FA_EXPECT_STATUS(t, fa_attention_supported(&p, NULL), FA_ERR_UNSUPPORTED, "a mask (v3 takes",
-                     "v3 with a mask");
-    p = fake_call(FA_BF16, 64);
-    p.variant = FA_VARIANT_HOPPER;
     p.o_fp32 = true;
-    FA_EXPECT_STATUS(t, fa_attention_supported(&p, NULL), FA_ERR_UNSUPPORTED, "o_fp32 (v3 takes",
-                     "v3 with an fp32 o");
-#endif
+    expect_hopper_refusal(t, p, UNSUPPORTED, "o_fp32 (v3 writes o in the input dtype)", "fp32 o");
+    p = fake_call(FA_BF16, 64);
+    p.mask = FA_MASK_CAUSAL_BOTTOM_RIGHT;
+    expect_hopper_refusal(t, p, UNSUPPORTED, "mask = 2 (v3 takes FA_MASK_NONE)", "a mask");
+    p = fake_call(FA_BF16, 64);
+    p.nk = 0;
+    expect_hopper_refusal(t, p, UNSUPPORTED, "nq = 33, nk = 0 (v3 takes 1 to", "no key");
+    p = fake_call(FA_BF16, 64);
+    p.k_strides.head = 0;
+    expect_hopper_refusal(t, p, UNSUPPORTED, "k_strides.head = 0 (v3's tensor maps", "a stride 0");
+    p = fake_call(FA_F32, 64);
+    expect_hopper_refusal(t, p, UNSUPPORTED, "v3 Hopper needs what v2 needs: fa_attention: "
+                          "variant v2 tensor cores cannot run this call: dtype fp32", "fp32");
+    p = fake_call(FA_BF16, 64);
+    p.o = (char *)p.o + 2;
+    expect_hopper_refusal(t, p, FA_ERR_MISALIGNED, "o is not 16-byte aligned", "o misaligned");
+    p = fake_call(FA_BF16, 64);
+    p.variant = (fa_variant)4;
+    FA_EXPECT_STATUS(t, fa_attention_supported(&p, NULL), FA_ERR_INVALID_ARGUMENT,
+                     "FA_VARIANT_TENSOR_CORES or FA_VARIANT_HOPPER", "variant 4");
+    p = fake_call(FA_BF16, 96);
+    p.nq = 0;
+    p.variant = FA_VARIANT_HOPPER;
+    fa_variant chosen = FA_VARIANT_AUTO;
+    FA_EXPECT(t, fa_attention_supported(&p, &chosen) == FA_OK && chosen == FA_VARIANT_HOPPER,
+              "an empty call asked of v3 is a no-op: %s", fa_last_error());
 }
 
 /* ---- CPU: fixtures and the judge ------------------------------------------------------------- */
