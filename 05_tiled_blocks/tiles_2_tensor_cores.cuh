@@ -237,6 +237,19 @@ static __device__ __forceinline__ void tile2_row_sums(const float l_partial[MT][
  * transposes each 8 x 8 matrix on the way; each V fragment serves all MT
  * m16 fragments.
  */
+/** M22's first step: O rescaled by each row's alpha, the factor of its running max's rise. */
+template <int D_PAD, int MT>
+static __device__ __forceinline__ void tile2_rescale(float o[MT][D_PAD / 8][4], const float alpha[MT][2])
+{
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int n = 0; n < D_PAD / 8; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                o[i][n][e] *= alpha[i][e / 2];
+}
+
 template <int D_PAD, int MT, int NT, typename T>
 static __device__ __forceinline__ void tile2_accumulate_pv(float o[MT][D_PAD / 8][4],
                                                            const float alpha[MT][2],
@@ -245,13 +258,7 @@ static __device__ __forceinline__ void tile2_accumulate_pv(float o[MT][D_PAD / 8
 {
     static_assert(NT % 2 == 0, "P V consumes the keys 16 at a time (k of m16n8k16)");
     const int lane = threadIdx.x % FA_WARP_THREADS;
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int n = 0; n < D_PAD / 8; ++n)
-#pragma unroll
-            for (int e = 0; e < 4; ++e)
-                o[i][n][e] *= alpha[i][e / 2];
+    tile2_rescale<D_PAD, MT>(o, alpha);
 #pragma unroll
     for (int kk = 0; kk < NT / 2; ++kk) {
         uint32_t a[MT][4];

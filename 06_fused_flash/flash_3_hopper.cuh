@@ -33,6 +33,22 @@
 #include "tiles_2_tensor_cores.cuh"
 
 /**
+ * The TMA copies of one tile of @p ROWS rows from row @p row0 (of head
+ * @p head, batch entry @p batch): its BLOCKS column blocks of 64, each in
+ * boxes of @p BOX rows, into @p tile laid out [BLOCKS][ROWS][64], all
+ * completing on @p bar.
+ */
+template <int BLOCKS, int ROWS, int BOX, typename T>
+static __device__ __forceinline__ void flash3_load_tile(T *tile, const CUtensorMap *map, int head,
+                                                        int row0, int batch, uint64_t *bar)
+{
+    for (int c = 0; c < BLOCKS; ++c)
+        for (int box = 0; box < ROWS / BOX; ++box)
+            tma_load(tile + (c * ROWS + box * BOX) * FLASH3_COLUMNS, map, c * FLASH3_COLUMNS, head,
+                     row0 + box * BOX, batch, bar);
+}
+
+/**
  * Version 3 over one tile of 128 query rows of one head of one batch entry.
  * @p q_map, @p k_map, @p v_map: tensor maps of q, k and v with coordinates
  * (column, head, row, batch), boxes of 64 columns by FLASH3_BOX_ROWS (Q) or
@@ -84,24 +100,19 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
         if (threadIdx.x != 0)
             return;
         mbarrier_arrive_expect(&q_full, Q_ELEMENTS * sizeof(T));
-        for (int c = 0; c < BLOCKS; ++c)
-            for (int box = 0; box < FLASH3_BR / FLASH3_BOX_ROWS; ++box)
-                tma_load(q_tile + (c * FLASH3_BR + box * FLASH3_BOX_ROWS) * FLASH3_COLUMNS, &q_map,
-                         c * FLASH3_COLUMNS, h, row0 + box * FLASH3_BOX_ROWS, b, &q_full);
+        flash3_load_tile<BLOCKS, FLASH3_BR, FLASH3_BOX_ROWS>(q_tile, &q_map, h, row0, b, &q_full);
         for (int t = 0; t < tiles; ++t) {
             const int st = t % FLASH3_STAGES;
             const uint32_t parity = (t / FLASH3_STAGES) & 1;
             /* The stage's previous round must be released; the first round passes at once. */
             mbarrier_wait(&k_empty[st], parity ^ 1);
             mbarrier_arrive_expect(&k_full[st], KV_ELEMENTS * sizeof(T));
-            for (int c = 0; c < BLOCKS; ++c)
-                tma_load(k_tiles + st * KV_ELEMENTS + c * FLASH3_BC * FLASH3_COLUMNS, &k_map,
-                         c * FLASH3_COLUMNS, h_kv, t * FLASH3_BC, b, &k_full[st]);
+            flash3_load_tile<BLOCKS, FLASH3_BC, FLASH3_BC>(k_tiles + st * KV_ELEMENTS, &k_map, h_kv,
+                                                           t * FLASH3_BC, b, &k_full[st]);
             mbarrier_wait(&v_empty[st], parity ^ 1);
             mbarrier_arrive_expect(&v_full[st], KV_ELEMENTS * sizeof(T));
-            for (int c = 0; c < BLOCKS; ++c)
-                tma_load(v_tiles + st * KV_ELEMENTS + c * FLASH3_BC * FLASH3_COLUMNS, &v_map,
-                         c * FLASH3_COLUMNS, h_kv, t * FLASH3_BC, b, &v_full[st]);
+            flash3_load_tile<BLOCKS, FLASH3_BC, FLASH3_BC>(v_tiles + st * KV_ELEMENTS, &v_map, h_kv,
+                                                           t * FLASH3_BC, b, &v_full[st]);
         }
         return;
     }
@@ -153,11 +164,7 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
         tile2_rowmax<1, NT>(s, m, m_new);
         tile2_exp<1, NT>(s, m, m_new, c, alpha);
         tile2_rowsum<1, NT>(l, alpha, s);
-#pragma unroll
-        for (int n = 0; n < D / 8; ++n)
-#pragma unroll
-            for (int e = 0; e < 4; ++e)
-                o[0][n][e] *= alpha[0][e / 2];
+        tile2_rescale<D, 1>(o, alpha);
 
         /* P as wgmma's A operand, all of it before the first P V wgmma (see the page's pitfalls). */
         uint32_t pa[NT / 2][4];

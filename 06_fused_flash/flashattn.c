@@ -47,7 +47,7 @@ size_t fa_attention_params_size(void)
     return sizeof(fa_attention_params);
 }
 
-/* TMA addresses a tensor by 32-bit coordinates and byte strides below 2^40. */
+/* TMA addresses a tensor by 32-bit coordinates and byte strides below 2^40 (v3: 2-byte elements). */
 #define HOPPER_MAX_STRIDE_BYTES ((int64_t)1 << 40)
 
 /**
@@ -58,21 +58,27 @@ size_t fa_attention_params_size(void)
  */
 static const char *hopper_call_refusal(const fa_attention_params *p, char *why, size_t cap)
 {
-    if (p->head_dim != 64 && p->head_dim != 128)
+    if (p->head_dim != 64 && p->head_dim != 128) {
         snprintf(why, cap, "head_dim = %lld (v3 takes 64 and 128)", (long long)p->head_dim);
-    else if (p->o_fp32)
+        return why;
+    }
+    if (p->o_fp32) {
         snprintf(why, cap, "o_fp32 (v3 writes o in the input dtype)");
-    else if (p->mask != FA_MASK_NONE)
+        return why;
+    }
+    if (p->mask != FA_MASK_NONE) {
         snprintf(why, cap, "mask = %d (v3 takes FA_MASK_NONE)", (int)p->mask);
-    else if (p->cu_seqlens_q != NULL)
+        return why;
+    }
+    if (p->cu_seqlens_q != NULL) {
         snprintf(why, cap, "a packed batch, cu_seqlens_q set (v3 takes one length per batch)");
-    else if (p->nk == 0 || p->nq > INT32_MAX || p->nk > INT32_MAX)
+        return why;
+    }
+    if (p->nk == 0 || p->nq > INT32_MAX || p->nk > INT32_MAX) {
         snprintf(why, cap, "nq = %lld, nk = %lld (v3 takes 1 to 2^31 - 1 keys, at most 2^31 - 1 rows)",
                  (long long)p->nq, (long long)p->nk);
-    else
-        why[0] = '\0';
-    if (why[0] != '\0')
         return why;
+    }
     const struct {
         const char *name;
         fa_strides strides;

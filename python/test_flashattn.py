@@ -326,20 +326,25 @@ def run_and_check(torch, nq, nk, heads_kv, d, dtype, layout, variant="auto", see
     assert lse_err <= LSE_TOLERANCE, "max |lse - ref64| = %.3g" % lse_err
 
 
-@pytest.mark.parametrize("layout", ["bnhd", "bhnd"])
-@pytest.mark.parametrize("mha_type", list(HEADS_KV))
-@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
-@pytest.mark.parametrize("seqlens", SEQLENS, ids=lambda s: "%dx%d" % s)
-@pytest.mark.parametrize("d", HEAD_DIMS)
+def fa2_grid(head_dims):
+    """FlashAttention-2's grid over @p head_dims: seqlens x dtypes x MHA/GQA/MQA x layouts."""
+    def parametrize(test):
+        for name, values, ids in [("d", head_dims, None),
+                                  ("seqlens", SEQLENS, lambda s: "%dx%d" % s),
+                                  ("dtype", ["bfloat16", "float16"], None),
+                                  ("mha_type", list(HEADS_KV), None),
+                                  ("layout", ["bnhd", "bhnd"], None)]:
+            test = pytest.mark.parametrize(name, values, ids=ids)(test)
+        return test
+    return parametrize
+
+
+@fa2_grid(HEAD_DIMS)
 def test_output_fa2_grid(lib, torch, d, seqlens, dtype, mha_type, layout):
     run_and_check(torch, seqlens[0], seqlens[1], HEADS_KV[mha_type], d, dtype, layout)
 
 
-@pytest.mark.parametrize("layout", ["bnhd", "bhnd"])
-@pytest.mark.parametrize("mha_type", list(HEADS_KV))
-@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
-@pytest.mark.parametrize("seqlens", SEQLENS, ids=lambda s: "%dx%d" % s)
-@pytest.mark.parametrize("d", [64, 128])
+@fa2_grid([64, 128])
 def test_output_hopper_fa2_grid(lib, torch, d, seqlens, dtype, mha_type, layout):
     """v3 asked for by name, on the grid's cases it takes (compute capability 9.0 only)."""
     if torch.cuda.get_device_capability() != (9, 0):
