@@ -19,10 +19,12 @@
  * which hold S (64 floats) and O (D / 2 floats) a thread, can have 232.
  * Tiles are stored as TMA writes them: column blocks of 64 elements (128
  * bytes), 128-byte swizzled, which is the layout wgmma's descriptors read.
- * TMA fills rows past nq or nk with zeros; the scores of keys past nk are
- * masked to -inf, so a tail tile needs nothing else. Mask none only, one
- * length per batch; bf16 or fp16, D = 64 or 128, O in the input type
- * (fa_attention_supported() refuses the rest, naming why).
+ * The key tiles are M25's (\ref stage07): the producer loads and the
+ * consumers score only the tiles the block's rows see, and the consumers
+ * mask the scores of the tiles that are not full. TMA fills rows past nq or
+ * nk with zeros; a tail tile is masked as past nk, so it needs nothing else.
+ * Every mask, one length per batch; bf16 or fp16, D = 64 or 128, O in the
+ * input type (fa_attention_supported() refuses the rest, naming why).
  */
 #ifndef FLASH_3_HOPPER_CUH
 #define FLASH_3_HOPPER_CUH
@@ -30,6 +32,8 @@
 #include "fa_kernel.cuh"
 #include "flash.h"
 #include "hopper.cuh"
+#include "key_tiles.cuh"
+#include "sequence.cuh"
 #include "tiles_2_tensor_cores.cuh"
 
 /**
@@ -80,7 +84,10 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
     const int b = blockIdx.z, h = blockIdx.y;
     const int row0 = blockIdx.x * FLASH3_BR;
     const int h_kv = h / (int)(p.heads_q / p.heads_kv);
-    const int tiles = (int)fa_ceil_div(p.nk, FLASH3_BC);
+    const flash_sequence seq = flash_sequence_of<false>(p, b);
+    const causal_tiles tiles = causal_key_tiles(flash_sequence_band(p, seq), row0,
+                                                row0 + fa_tile_rows(p.nq, row0, FLASH3_BR), p.nk,
+                                                FLASH3_BC);
     const int warpgroup = threadIdx.x / FLASH3_WARPGROUP;
 
     if (threadIdx.x == 0) {
@@ -101,18 +108,18 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
             return;
         mbarrier_arrive_expect(&q_full, Q_ELEMENTS * sizeof(T));
         flash3_load_tile<BLOCKS, FLASH3_BR, FLASH3_BOX_ROWS>(q_tile, &q_map, h, row0, b, &q_full);
-        for (int t = 0; t < tiles; ++t) {
-            const int st = t % FLASH3_STAGES;
-            const uint32_t parity = (t / FLASH3_STAGES) & 1;
+        for (int64_t t = tiles.begin; t < tiles.end; ++t) {
+            const int visit = (int)(t - tiles.begin), st = visit % FLASH3_STAGES;
+            const uint32_t parity = (visit / FLASH3_STAGES) & 1;
             /* The stage's previous round must be released; the first round passes at once. */
             mbarrier_wait(&k_empty[st], parity ^ 1);
             mbarrier_arrive_expect(&k_full[st], KV_ELEMENTS * sizeof(T));
             flash3_load_tile<BLOCKS, FLASH3_BC, FLASH3_BC>(k_tiles + st * KV_ELEMENTS, &k_map, h_kv,
-                                                           t * FLASH3_BC, b, &k_full[st]);
+                                                           (int)(t * FLASH3_BC), b, &k_full[st]);
             mbarrier_wait(&v_empty[st], parity ^ 1);
             mbarrier_arrive_expect(&v_full[st], KV_ELEMENTS * sizeof(T));
             flash3_load_tile<BLOCKS, FLASH3_BC, FLASH3_BC>(v_tiles + st * KV_ELEMENTS, &v_map, h_kv,
-                                                           t * FLASH3_BC, b, &v_full[st]);
+                                                           (int)(t * FLASH3_BC), b, &v_full[st]);
         }
         return;
     }
@@ -121,7 +128,7 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
     /* A consumer, 64 rows. wgmma's accumulators are laid out per warp as mma.sync's: thread
      * element 4 n + e is fragment n's element e (row lane / 4 + 8 (e / 2), column
      * 8 n + 2 (lane % 4) + e % 2 of the warp's 16 rows), so S and O are stage 05's fragment
-     * arrays with MT = 1: its tail mask (M18), M19-M21 and M22's normalisation run on them
+     * arrays with MT = 1: M25's mask, M19-M21 and M22's normalisation run on them
      * unchanged; wgmma takes the place of tile2_scores() and tile2_accumulate_pv(). */
     constexpr int NT = FLASH3_BC / 8;
     const int consumer = warpgroup - 1, warp = (threadIdx.x % FLASH3_WARPGROUP) / 32;
@@ -136,12 +143,13 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
             o[0][n][e] = 0.0f;
     mbarrier_wait(&q_full, 0);
 
-    for (int t = 0; t < tiles; ++t) {
-        const int st = t % FLASH3_STAGES;
-        const uint32_t parity = (t / FLASH3_STAGES) & 1;
+    const int64_t warp_row0 = row0 + FLASH3_BOX_ROWS * consumer + 16 * warp;
+    for (int64_t t = tiles.begin; t < tiles.end; ++t) {
+        const int visit = (int)(t - tiles.begin), st = visit % FLASH3_STAGES;
+        const uint32_t parity = (visit / FLASH3_STAGES) & 1;
         const T *const k_tile = k_tiles + st * KV_ELEMENTS;
         const T *const v_tile = v_tiles + st * KV_ELEMENTS;
-        const int64_t key0 = (int64_t)t * FLASH3_BC;
+        const int64_t key0 = t * FLASH3_BC;
 
         mbarrier_wait(&k_full[st], parity);
         float s[1][NT][4];
@@ -156,10 +164,11 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
         }
         wgmma_commit();
         wgmma_wait_all();
+        wgmma_pin(reinterpret_cast<float(&)[64]>(s));
         mbarrier_arrive(&k_empty[st]); /* S is in registers: K_t may be overwritten */
 
-        if (key0 + FLASH3_BC > p.nk) /* the tail tile: its keys past nk are TMA's zeros */
-            tile2_mask_keys<1, NT>(s, key0, p.nk);
+        if (causal_tile_masked(tiles, t)) /* also a tail tile: its keys past nk are TMA's zeros */
+            causal2_mask<1, NT>(s, flash_sequence_band(p, seq), warp_row0, key0, p.nk);
         float m_new[1][2], alpha[1][2];
         tile2_rowmax<1, NT>(s, m, m_new);
         tile2_exp<1, NT>(s, m, m_new, c, alpha);
@@ -172,6 +181,7 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
         for (int kk = 0; kk < NT / 2; ++kk)
             tile2_p_fragment<T>(s[0][2 * kk], s[0][2 * kk + 1], pa[kk]);
         mbarrier_wait(&v_full[st], parity);
+        wgmma_pin(reinterpret_cast<float(&)[D / 2]>(o));
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < NT / 2; ++kk)
@@ -182,6 +192,8 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
                          1);
         wgmma_commit();
         wgmma_wait_all();
+        wgmma_pin(reinterpret_cast<float(&)[D / 2]>(o));
+        wgmma_pin(reinterpret_cast<uint32_t(&)[NT * 2]>(pa));
         mbarrier_arrive(&v_empty[st]);
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh)
@@ -192,7 +204,7 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
     tile2_normalise<D, 1>(o, m, l, scale, lse);
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
-        const int64_t row = row0 + FLASH3_BOX_ROWS * consumer + 16 * warp + lane / 4 + 8 * hh;
+        const int64_t row = warp_row0 + lane / 4 + 8 * hh;
         if (row >= p.nq)
             continue;
         T *const out = static_cast<T *>(p.o) + b * p.o_strides.batch + row * p.o_strides.row +

@@ -66,10 +66,6 @@ static const char *hopper_call_refusal(const fa_attention_params *p, char *why, 
         snprintf(why, cap, "o_fp32 (v3 writes o in the input dtype)");
         return why;
     }
-    if (p->mask != FA_MASK_NONE) {
-        snprintf(why, cap, "mask = %d (v3 takes FA_MASK_NONE)", (int)p->mask);
-        return why;
-    }
     if (p->cu_seqlens_q != NULL) {
         snprintf(why, cap, "a packed batch, cu_seqlens_q set (v3 takes one length per batch)");
         return why;

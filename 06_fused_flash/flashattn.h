@@ -62,8 +62,8 @@ typedef enum fa_variant {
     FA_VARIANT_CUDA_CORES = 1,   /**< v1: fp32 on CUDA cores; any dtype, any head dim up to 256 */
     FA_VARIANT_TENSOR_CORES = 2, /**< v2: mma.sync (sm_80+), FlashAttention-2's structure; bf16/fp16 */
     FA_VARIANT_HOPPER = 3,       /**< v3: wgmma and TMA, warp-specialised (compute capability 9.0);
-                                      bf16/fp16, head dim 64 or 128, o in the input dtype, mask
-                                      none, not packed, nk >= 1 */
+                                      bf16/fp16, head dim 64 or 128, o in the input dtype, any
+                                      mask, not packed, nk >= 1 */
 } fa_variant;
 
 /** Element strides of one tensor of shape [batch][rows][heads][head_dim] (the last is 1). */

@@ -107,6 +107,31 @@ static __device__ __forceinline__ void wgmma_wait_all(void)
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
 }
 
+/**
+ * Ties each of @p values to this point of the program. wgmma reads and writes
+ * registers asynchronously, which the compiler does not see: it takes an asm
+ * statement's operands as used at the statement. Pinning the accumulators
+ * before wgmma_fence() and after wgmma_wait_all(), and P's registers after
+ * it, keeps every other use of them outside the span in which the tensor
+ * cores own them.
+ */
+template <int N>
+static __device__ __forceinline__ void wgmma_pin(float (&values)[N])
+{
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+        asm volatile("" : "+f"(values[i])::"memory");
+}
+
+/** The same for registers holding packed pairs (P as wgmma's A operand). */
+template <int N>
+static __device__ __forceinline__ void wgmma_pin(uint32_t (&values)[N])
+{
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+        asm volatile("" : "+r"(values[i])::"memory");
+}
+
 /** Gives this warpgroup's threads @p REGS registers each (down, for the producer). */
 template <int REGS>
 static __device__ __forceinline__ void registers_release(void)

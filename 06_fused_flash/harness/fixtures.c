@@ -95,6 +95,7 @@ static const struct {
 };
 static const int64_t V1_DIMS[] = {32, 40, 59, 64, 96, 111, 128, 160, 192, 224, 256};
 static const int64_t V2_DIMS[] = {32, 64, 96, 128, 160, 192, 224, 256};
+static const int64_t V3_DIMS[] = {64, 128};
 
 /** Batch and heads of MHA, GQA and MQA cases: 4, 4 and 6 query heads in all. */
 static const struct {
@@ -111,8 +112,16 @@ static float explicit_scale(int64_t head_dim)
 
 static int dims_of(int version, const int64_t **dims)
 {
-    *dims = version == 1 ? V1_DIMS : V2_DIMS;
-    return version == 1 ? FA_COUNT_OF(V1_DIMS) : FA_COUNT_OF(V2_DIMS);
+    if (version == 1) {
+        *dims = V1_DIMS;
+        return FA_COUNT_OF(V1_DIMS);
+    }
+    if (version == 2) {
+        *dims = V2_DIMS;
+        return FA_COUNT_OF(V2_DIMS);
+    }
+    *dims = V3_DIMS;
+    return FA_COUNT_OF(V3_DIMS);
 }
 
 /** True when pair @p pair (shape-major: shape * dims + dim) is run with @p quick. */
@@ -155,7 +164,7 @@ flash_spec flash_grid_spec(int version, bool quick, int index)
         .dtype = version == 1 ? V1_DTYPES[(s + 2 * k) % 3] : V2_DTYPES[(s / 2 + k) % 2],
         .layout = (flash_layout)((s + k) % 2),
         .padded = (3 * s + k) % 4 == 1,
-        .o_fp32 = (s / 2 + k / 2) % 2 == 1,
+        .o_fp32 = version != 3 && (s / 2 + k / 2) % 2 == 1, /* v3 writes o in the input dtype */
         .lse = (s + 3 * k) % 5 != 4,
         .scale = (s + k) % 7 == 3 ? explicit_scale(dims[k]) : 0.0f,
         .scores = (flash_scores)((s / 2 + k) % FLASH_SCORE_KINDS),

@@ -391,9 +391,6 @@ static void test_hopper_refusals(fa_tests *t)
     p.o_fp32 = true;
     expect_hopper_refusal(t, p, UNSUPPORTED, "o_fp32 (v3 writes o in the input dtype)", "fp32 o");
     p = fake_call(FA_BF16, 64);
-    p.mask = FA_MASK_CAUSAL_BOTTOM_RIGHT;
-    expect_hopper_refusal(t, p, UNSUPPORTED, "mask = 2 (v3 takes FA_MASK_NONE)", "a mask");
-    p = fake_call(FA_BF16, 64);
     p.nk = 0;
     expect_hopper_refusal(t, p, UNSUPPORTED, "nq = 33, nk = 0 (v3 takes 1 to", "no key");
     p = fake_call(FA_BF16, 64);
@@ -691,7 +688,7 @@ static void test_judge(fa_tests *t)
 static void test_driver_flags(fa_tests *t)
 {
     static const char *const bad[][8] = {
-        {"stage06", "--milestone", "23", "--version", "3"},   /* M23 has versions 1 and 2 */
+        {"stage06", "--milestone", "23", "--version", "4"},   /* M23 has versions 1 to 3 */
         {"stage06", "--milestone", "24", "--version", "1"},   /* M24 has one version */
         {"stage06", "--version", "1"},                        /* --version needs --milestone */
         {"stage06", "--mask", "causal"},                      /* the masks are stage 07's */
@@ -810,13 +807,18 @@ static void test_method_ablation(fa_tests *t)
 
 /**
  * Version 3, where the device runs it (compute capability 9.0; elsewhere it
- * must be refused for the device and nothing else): every case of version
- * 2's grid at head dims 64 and 128, o in the input dtype (v3 writes no fp32
- * O), through fa_attention_forward() with canaries, judged by the method v3
- * declares (key tiles of FLASH3_BC); and the library's choice and method.
+ * must be refused for the device and nothing else): the library's choice and
+ * method, and the driver's M23 check of version 3 alone, its own grid
+ * (flash_grid_spec(3, ...)) through fa_attention_forward() with canaries,
+ * judged by the method v3 declares (key tiles of FLASH3_BC). The learner has
+ * no version 3: asked for it, the driver says so.
  */
 static void test_hopper(fa_tests *t)
 {
+    const fa_run_options only_v3 = {.seed = SEED, .version = 3};
+    const fa_result learner = fa_stage_check(&stage06, 23, FA_IMPL_LEARNER, &only_v3);
+    FA_EXPECT(t, learner.outcome == FA_OUTCOME_ERROR && strstr(learner.detail, "no learner slot"),
+              "the learner's version 3: %s: %s", fa_outcome_name(learner.outcome), learner.detail);
     fa_attention_params probe = fake_call(FA_F16, 128);
     probe.variant = FA_VARIANT_HOPPER;
     fa_variant chosen = FA_VARIANT_AUTO;
@@ -831,27 +833,11 @@ static void test_hopper(fa_tests *t)
                      m.p_dtype == FA_F16 && !m.l_from_rounded_p,
               "v3's method: chose %s, block_n %lld, P %s", fa_attention_variant_name(chosen),
               (long long)m.block_n, fa_dtype_name(m.p_dtype));
-    fa_result result = {0};
-    char name[FA_CASE_NAME];
-    int cases = 0;
-    for (int i = 0; i < flash_grid_count(2, false); ++i) {
-        flash_spec s = flash_grid_spec(2, false, i);
-        if (s.head_dim != 64 && s.head_dim != 128)
-            continue;
-        s.o_fp32 = false;
-        snprintf(name, sizeof name, "v3 grid %d ", i);
-        const size_t prefix = strlen(name);
-        flash_spec_describe(&s, name + prefix, sizeof name - prefix);
-        fa_rng rng;
-        fa_rng_seed(&rng, SEED, 60 + (uint64_t)i);
-        flash_case c = {0};
-        const bool ok =
-            fa_result_status(&result, name, flash_case_random(&c, &s, FLASH3_BC, &rng)) &&
-            flash_result_run(&result, name, flash_library_forward, FA_VARIANT_HOPPER, &c);
-        flash_case_free(&c);
-        cases += FA_EXPECT(t, ok, "%s", result.detail);
-    }
-    FA_EXPECT(t, cases == 32, "%d v3 cases passed, expected 32 (16 shapes x 2 head dims)", cases);
+    const fa_result r = fa_stage_check(&stage06, 23, FA_IMPL_REFERENCE, &only_v3);
+    FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == flash_grid_count(3, false) &&
+                     r.cases == 32,
+              "v3's M23 check: %s: %s (%d cases; the grid has %d, 16 shapes x 2 head dims)",
+              fa_outcome_name(r.outcome), r.detail, r.cases, flash_grid_count(3, false));
 }
 
 /** Poisoned elements of o (through its strides) and of lse after a run of @p c. */
