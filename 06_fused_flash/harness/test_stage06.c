@@ -374,7 +374,7 @@ static void expect_hopper_refusal(fa_tests *t, fa_attention_params p, fa_status 
                                   const char *needle, const char *what)
 {
     p.variant = FA_VARIANT_HOPPER;
-    FA_EXPECT_STATUS(t, fa_attention_supported(&p, NULL), status, needle, what);
+    FA_EXPECT_STATUS(t, fa_attention_supported(&p, NULL), status, needle, "%s", what);
 }
 
 /**
