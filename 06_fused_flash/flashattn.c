@@ -109,9 +109,10 @@ static fa_status hopper_device_check(void)
 
 /*
  * M24's validation (ref_attention_validate()) checks every field and chooses
- * v1 or v2 from the call alone. Version 3 depends on the device too, and is
- * taken only when asked for by name: for a call v2 can run, of the shapes
- * hopper_call_refusal() accepts, on a device of compute capability 9.0.
+ * v1 or v2 from the call alone. Version 3 depends on the device too: it runs
+ * a call v2 can run, of the shapes hopper_call_refusal() accepts, on a
+ * device of compute capability 9.0. FA_VARIANT_AUTO takes it there, and v2's
+ * choice elsewhere; asked for by name, it runs or is refused, naming why.
  */
 fa_status fa_attention_supported(const fa_attention_params *p, fa_variant *chosen)
 {
@@ -121,6 +122,19 @@ fa_status fa_attention_supported(const fa_attention_params *p, fa_variant *chose
                        "fa_attention: variant = %d, expected FA_VARIANT_AUTO, FA_VARIANT_CUDA_CORES, "
                        "FA_VARIANT_TENSOR_CORES or FA_VARIANT_HOPPER",
                        (int)p->variant);
+    if (p != NULL && p->variant == FA_VARIANT_AUTO) {
+        fa_variant choice = FA_VARIANT_AUTO;
+        FA_TRY(ref_attention_validate(p, &choice));
+        char why[256];
+        if (choice == FA_VARIANT_TENSOR_CORES && hopper_call_refusal(p, why, sizeof why) == NULL) {
+            if (hopper_device_check() == FA_OK)
+                choice = FA_VARIANT_HOPPER;
+            fa_clear_error(); /* another device is no error of the call */
+        }
+        if (chosen != NULL)
+            *chosen = choice;
+        return FA_OK;
+    }
     if (p == NULL || p->variant != FA_VARIANT_HOPPER)
         return ref_attention_validate(p, chosen);
     fa_attention_params as = *p; /* every field checked as for any call */

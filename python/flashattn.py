@@ -415,9 +415,10 @@ def _empty_like_contiguous(x):
 
 def supported(q, k, v, *, causal=False, window=None, scale=None, return_lse=False,
               variant="auto", layout="bnhd", out=None, lse=None):
-    """The kernel forward() would run for these arguments ("v1 CUDA cores" or
-    "v2 tensor cores"), from fa_attention_supported(): every field is
-    validated, no memory is read. Raises as forward() does."""
+    """The kernel forward() would run for these arguments ("v1 CUDA cores",
+    "v2 tensor cores" or "v3 Hopper"), from fa_attention_supported(): every
+    field is validated, no memory is read (v3: the device is asked). Raises as
+    forward() does."""
     return _chosen(_prepare(q, k, v, causal, window, scale, return_lse, variant, layout, out,
                             lse, None)[0])
 
@@ -455,9 +456,9 @@ def forward(q, k, v, *, causal=False, window=None, scale=None, return_lse=False,
     sees keys i + Nk - Nq - left .. i + Nk - Nq + right, -1 unbounded (with
     causal=True, right is 0). A row with no key gets o = 0 and lse = -inf.
     scale: None for 1 / sqrt(D). return_lse: also return lse [B, Hq, Nq] float32 (natural
-    log; -inf on rows with no key). variant: "auto", "v1" (CUDA cores),
-    "v2" (tensor cores) or "v3" (Hopper: compute capability 9.0, head dim
-    64 or 128, no mask, not packed). out: o's storage (shape of q, q's dtype or float32),
+    log; -inf on rows with no key). variant: "auto" (v3 where it runs, else
+    v2, else v1), "v1" (CUDA cores), "v2" (tensor cores) or "v3" (Hopper:
+    compute capability 9.0, head dim 64 or 128, o in q's dtype, not packed). out: o's storage (shape of q, q's dtype or float32),
     allocated contiguous when None. lse: lse's storage. stream: a
     cudaStream_t (int) or an object with .cuda_stream; default PyTorch's
     current stream for torch tensors, else the legacy default stream 0.

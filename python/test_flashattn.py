@@ -72,14 +72,25 @@ def test_params_size_matches_the_library(lib):
     assert lib.fa_attention_params_size() == flashattn.ctypes.sizeof(flashattn.Params)
 
 
+def auto_16_bit():
+    """The kernel "auto" runs for fake_call(): v3 where the device runs it, else v2."""
+    try:
+        return flashattn.supported(**fake_call(), variant="v3")
+    except flashattn.Error:
+        return "v2 tensor cores"
+
+
 def test_variant_chosen(lib):
-    assert flashattn.supported(**fake_call()) == "v2 tensor cores"
+    assert flashattn.supported(**fake_call()) == auto_16_bit()
+    assert flashattn.supported(**fake_call(), variant="v2") == "v2 tensor cores"
     assert flashattn.supported(**fake_call(), variant="v1") == "v1 CUDA cores"
     odd = fake_call(q_shape=(2, 10, 6, 59), kv_shape=(2, 12, 3, 59))
     assert flashattn.supported(**odd) == "v1 CUDA cores"
     assert flashattn.supported(**fake_call(typestr="<f4")) == "v1 CUDA cores"
     bhnd = fake_call(q_shape=(2, 6, 10, 64), kv_shape=(2, 3, 12, 64))
-    assert flashattn.supported(**bhnd, layout="bhnd") == "v2 tensor cores"
+    assert flashattn.supported(**bhnd, layout="bhnd") == auto_16_bit()
+    d96 = fake_call(q_shape=(2, 10, 6, 96), kv_shape=(2, 12, 3, 96))
+    assert flashattn.supported(**d96) == "v2 tensor cores"  # v3 takes 64 and 128
 
 
 def expect_error(call, status_name, *fragments, **kwargs):
@@ -195,12 +206,12 @@ def test_masks_reach_the_library(lib):
     """causal= and window= become mask, window_left and window_right: a window's bad
     extent is refused by the library, naming both."""
     for causal in (False, True, "top_left", "bottom_right"):
-        assert flashattn.supported(**fake_call(), causal=causal) == "v2 tensor cores"
+        assert flashattn.supported(**fake_call(), causal=causal) == auto_16_bit()
     expect_error(fake_call(), "FA_ERR_INVALID_ARGUMENT", "window_left = -2, window_right = 5",
                  window=(-2, 5))
     expect_error(fake_call(), "FA_ERR_INVALID_ARGUMENT", "window_left = -3, window_right = 0",
                  window=(-3, 4), causal=True)  # causal: the right extent is 0
-    assert flashattn.supported(**fake_call(), window=(3, -7), causal=True) == "v2 tensor cores"
+    assert flashattn.supported(**fake_call(), window=(3, -7), causal=True) == auto_16_bit()
     assert flashattn._mask(True, (5, 9)) == (flashattn.FA_MASK_WINDOW, 5, 0)
     assert flashattn._mask("top_left", None) == (flashattn.FA_MASK_CAUSAL_TOP_LEFT, 0, 0)
 
@@ -344,7 +355,8 @@ def fa2_grid(head_dims):
 
 @fa2_grid(HEAD_DIMS)
 def test_output_fa2_grid(lib, torch, d, seqlens, dtype, mha_type, layout):
-    run_and_check(torch, seqlens[0], seqlens[1], HEADS_KV[mha_type], d, dtype, layout)
+    run_and_check(torch, seqlens[0], seqlens[1], HEADS_KV[mha_type], d, dtype, layout,
+                  variant="v2")
 
 
 @fa2_grid([64, 128])

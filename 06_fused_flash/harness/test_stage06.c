@@ -272,7 +272,7 @@ static void test_methods(fa_tests *t)
     } cases[] = {
         {FA_BF16, 64, false, FA_VARIANT_AUTO, true, 128},
         {FA_BF16, 64, true, FA_VARIANT_AUTO, true, 128},
-        {FA_F16, 128, false, FA_VARIANT_AUTO, true, 64},
+        {FA_F16, 128, false, FA_VARIANT_TENSOR_CORES, true, 64},
         {FA_BF16, 256, false, FA_VARIANT_AUTO, true, 64},
         {FA_F16, 40, true, FA_VARIANT_AUTO, true, 128},
         {FA_BF16, 8, false, FA_VARIANT_AUTO, true, 128},
@@ -412,6 +412,32 @@ static void test_hopper_refusals(fa_tests *t)
     fa_variant chosen = FA_VARIANT_AUTO;
     FA_EXPECT(t, fa_attention_supported(&p, &chosen) == FA_OK && chosen == FA_VARIANT_HOPPER,
               "an empty call asked of v3 is a no-op: %s", fa_last_error());
+}
+
+/**
+ * FA_VARIANT_AUTO takes version 3 for a call it runs where the device runs
+ * it (asked by name, it is accepted), else version 2; a call version 3
+ * refuses goes to version 2 everywhere.
+ */
+static void test_auto_choice(fa_tests *t)
+{
+    fa_attention_params p = fake_call(FA_BF16, 128);
+    p.variant = FA_VARIANT_HOPPER;
+    const bool v3_here = fa_attention_supported(&p, NULL) == FA_OK;
+    const fa_variant expected = v3_here ? FA_VARIANT_HOPPER : FA_VARIANT_TENSOR_CORES;
+    fa_variant chosen = FA_VARIANT_AUTO;
+    p.variant = FA_VARIANT_AUTO;
+    FA_EXPECT(t, fa_attention_supported(&p, &chosen) == FA_OK && chosen == expected &&
+                     fa_last_error()[0] == '\0',
+              "auto, d 128 (v3 %s here): chose %s, expected %s; error \"%s\"",
+              v3_here ? "runs" : "does not run", fa_attention_variant_name(chosen),
+              fa_attention_variant_name(expected), fa_last_error());
+    p.o_fp32 = true;
+    FA_EXPECT(t, fa_attention_supported(&p, &chosen) == FA_OK && chosen == FA_VARIANT_TENSOR_CORES,
+              "auto, fp32 o (v3 refuses it): chose %s", fa_attention_variant_name(chosen));
+    p = fake_call(FA_F16, 96);
+    FA_EXPECT(t, fa_attention_supported(&p, &chosen) == FA_OK && chosen == FA_VARIANT_TENSOR_CORES,
+              "auto, d 96 (v3 refuses it): chose %s", fa_attention_variant_name(chosen));
 }
 
 /* ---- CPU: fixtures and the judge ------------------------------------------------------------- */
@@ -1115,7 +1141,8 @@ int main(int argc, char **argv)
     static const fa_test_fn cpu[] = {
         test_battery,  test_overflow_boundaries, test_battery_catches, test_methods,
         test_strides,  test_scale,               test_variant_names,   test_hopper_refusals,
-        test_fixtures, test_grid,                test_judge,           test_driver_flags,
+        test_auto_choice, test_fixtures,         test_grid,            test_judge,
+        test_driver_flags,
     };
 #if FA_HAVE_CUDA
     static const fa_test_fn gpu[] = {
