@@ -356,7 +356,7 @@ def fa2_grid(head_dims):
 @fa2_grid(HEAD_DIMS)
 def test_output_fa2_grid(lib, torch, d, seqlens, dtype, mha_type, layout):
     run_and_check(torch, seqlens[0], seqlens[1], HEADS_KV[mha_type], d, dtype, layout,
-                  variant="v2")
+                  variant="v2" if d % 8 == 0 else "v1")  # by name: "auto" would take v3
 
 
 @fa2_grid([64, 128])
