@@ -52,7 +52,8 @@ enum {
     FLASH3_COLUMNS = 64,         /**< elements per column block of a tile: 128 bytes, the swizzle's span */
     FLASH3_ALIGN = 1024,         /**< bytes: the 128-byte swizzle repeats every 8 rows of 128 bytes */
     FLASH3_PRODUCER_REGS = 40,   /**< registers a producer thread keeps (setmaxnreg) */
-    FLASH3_CONSUMER_REGS = 232   /**< registers a consumer thread takes */
+    FLASH3_CONSUMER_REGS = 232,  /**< registers a consumer thread takes */
+    FLASH3_TURN_BARRIER = 1      /**< named barriers 1 and 2: the consumers' turns (0 is __syncthreads()) */
 };
 
 /** Version 3's shared memory at head dim @p d: Q, K and V per stage, and room to align them. */

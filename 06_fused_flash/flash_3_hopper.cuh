@@ -13,7 +13,9 @@
  *     K_t's "full" barrier, S = Q K_t^T by wgmma (m64n128k16 steps, both
  *     from shared memory), release K_t, the online softmax on S's
  *     accumulators, P rounded to T in registers, wait on V_t, O += P V_t by
- *     wgmma (P from registers), release V_t.
+ *     wgmma (P from registers), release V_t. At D = 128 the two take turns
+ *     to issue S's products (ping-pong), so one's softmax overlaps the
+ *     other's products.
  *
  * The producer gives its registers back (setmaxnreg) so that the consumers,
  * which hold S (64 floats) and O (D / 2 floats) a thread, can have 232.
@@ -143,6 +145,19 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
             o[0][n][e] = 0.0f;
     mbarrier_wait(&q_full, 0);
 
+    /* Ping-pong: the consumers take turns to issue S = Q K_t^T, so that one's softmax runs
+     * while the other's product has the tensor cores. A consumer waits for its turn on its
+     * named barrier (all 256 consumer threads: its own sync, the other's arrive), issues, and
+     * gives the other its turn. Consumer 1 gives consumer 0 the first turn; consumer 0 takes
+     * the turn consumer 1 gives after its last tile, so that each barrier ends balanced.
+     * D = 128 only: at D = 64 the products are too short to hide a softmax behind, and the
+     * turns cost it about a tenth (the page's measurements). */
+    constexpr bool PING_PONG = D == 128;
+    constexpr int PAIR = FLASH3_CONSUMERS * FLASH3_WARPGROUP;
+    const int my_turn = FLASH3_TURN_BARRIER + consumer, their_turn = FLASH3_TURN_BARRIER + 1 - consumer;
+    if (PING_PONG && consumer == 1)
+        named_barrier_arrive<PAIR>(their_turn);
+
     const int64_t warp_row0 = row0 + FLASH3_BOX_ROWS * consumer + 16 * warp;
     for (int64_t t = tiles.begin; t < tiles.end; ++t) {
         const int visit = (int)(t - tiles.begin), st = visit % FLASH3_STAGES;
@@ -153,6 +168,8 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
 
         mbarrier_wait(&k_full[st], parity);
         float s[1][NT][4];
+        if (PING_PONG)
+            named_barrier_sync<PAIR>(my_turn);
         wgmma_fence();
 #pragma unroll
         for (int ks = 0; ks < D / 16; ++ks) { /* 16 columns: 32 bytes along a swizzled row */
@@ -163,6 +180,8 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
                          ks);
         }
         wgmma_commit();
+        if (PING_PONG)
+            named_barrier_arrive<PAIR>(their_turn);
         wgmma_wait_all();
         wgmma_pin(reinterpret_cast<float(&)[64]>(s));
         mbarrier_arrive(&k_empty[st]); /* S is in registers: K_t may be overwritten */
@@ -199,6 +218,9 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
         for (int hh = 0; hh < 2; ++hh)
             m[0][hh] = m_new[0][hh];
     }
+
+    if (PING_PONG && consumer == 0)
+        named_barrier_sync<PAIR>(my_turn);
 
     float lse[1][2];
     tile2_normalise<D, 1>(o, m, l, scale, lse);

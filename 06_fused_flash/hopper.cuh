@@ -132,6 +132,23 @@ static __device__ __forceinline__ void wgmma_pin(uint32_t (&values)[N])
         asm volatile("" : "+r"(values[i])::"memory");
 }
 
+/**
+ * Named barrier @p id (1 to 15; 0 is __syncthreads()) over @p THREADS
+ * threads: this warp arrives and waits until THREADS have arrived.
+ */
+template <int THREADS>
+static __device__ __forceinline__ void named_barrier_sync(int id)
+{
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "n"(THREADS) : "memory");
+}
+
+/** This warp arrives at named barrier @p id of @p THREADS threads and goes on. */
+template <int THREADS>
+static __device__ __forceinline__ void named_barrier_arrive(int id)
+{
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "n"(THREADS) : "memory");
+}
+
 /** Gives this warpgroup's threads @p REGS registers each (down, for the producer). */
 template <int REGS>
 static __device__ __forceinline__ void registers_release(void)
