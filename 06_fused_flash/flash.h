@@ -53,7 +53,8 @@ enum {
     FLASH3_ALIGN = 1024,         /**< bytes: the 128-byte swizzle repeats every 8 rows of 128 bytes */
     FLASH3_PRODUCER_REGS = 40,   /**< registers a producer thread keeps (setmaxnreg) */
     FLASH3_CONSUMER_REGS = 232,  /**< registers a consumer thread takes */
-    FLASH3_TURN_BARRIER = 1      /**< named barriers 1 and 2: the consumers' turns (0 is __syncthreads()) */
+    FLASH3_TURN_BARRIER = 1,     /**< named barriers 1 and 2: the consumers' turns (0 is __syncthreads()) */
+    FLASH3_TAIL_BARRIER = 3      /**< named barrier 3: a packed sequence's last V tile zeroed past its keys */
 };
 
 /** Version 3's shared memory at head dim @p d: Q, K and V per stage, and room to align them. */
@@ -164,7 +165,10 @@ fa_status learner_flash_forward(int version, const fa_attention_params *p, cudaS
  * without one), with its message.
  */
 fa_status flash3_device_check(void);
-/** Version 3 on @p p, which fa_attention_supported() accepted for it; enqueued on @p stream. */
+/**
+ * Version 3 on @p p, which fa_attention_supported() accepted for it (a packed
+ * batch's offsets checked too: fa_attention_forward()); enqueued on @p stream.
+ */
 fa_status flash3_launch(const fa_attention_params *p, cudaStream_t stream);
 #endif
 

@@ -25,8 +25,11 @@
  * consumers score only the tiles the block's rows see, and the consumers
  * mask the scores of the tiles that are not full. TMA fills rows past nq or
  * nk with zeros; a tail tile is masked as past nk, so it needs nothing else.
- * Every mask, one length per batch; bf16 or fp16, D = 64 or 128, O in the
- * input type (fa_attention_supported() refuses the rest, naming why).
+ * In a packed batch (PACKED, \ref stage07) a block runs one sequence of the
+ * tensors' rows: past its last key lie the next sequence's, masked, and its
+ * last V tile's rows past them are zeroed (flash3_zero_v_tail()). Every mask;
+ * bf16 or fp16, D = 64 or 128, O in the input type (fa_attention_supported()
+ * refuses the rest, naming why).
  */
 #ifndef FLASH_3_HOPPER_CUH
 #define FLASH_3_HOPPER_CUH
@@ -55,12 +58,37 @@ static __device__ __forceinline__ void flash3_load_tile(T *tile, const CUtensorM
 }
 
 /**
- * Version 3 over one tile of 128 query rows of one head of one batch entry.
+ * A packed sequence's last V tile, @p keep of whose FLASH3_BC rows are its
+ * own: the rest, the next sequence's values, become zeros. P is 0 there, but
+ * 0 times an infinity is NaN, so values of another sequence must not reach
+ * P V at all. The 256 consumer threads (this is @p thread of them) clear
+ * whole rows of every column block (the swizzle only permutes a row's
+ * chunks), fence their writes for wgmma's async proxy, and wait for each
+ * other on named barrier FLASH3_TAIL_BARRIER.
+ */
+template <int BLOCKS, typename T>
+static __device__ __forceinline__ void flash3_zero_v_tail(T *v_tile, int keep, int thread)
+{
+    constexpr int PAIR = FLASH3_CONSUMERS * FLASH3_WARPGROUP;
+    constexpr int CHUNKS = FLASH3_COLUMNS * (int)sizeof(T) / 16; /* 16-byte chunks of a row */
+    const int rows = FLASH3_BC - keep;
+    for (int i = thread; i < BLOCKS * rows * CHUNKS; i += PAIR) {
+        const int block = i / (rows * CHUNKS), row = keep + i / CHUNKS % rows, chunk = i % CHUNKS;
+        *reinterpret_cast<uint4 *>(v_tile + (block * FLASH3_BC + row) * FLASH3_COLUMNS +
+                                   chunk * (16 / (int)sizeof(T))) = make_uint4(0, 0, 0, 0);
+    }
+    fence_proxy_async();
+    named_barrier_sync<PAIR>(FLASH3_TAIL_BARRIER);
+}
+
+/**
+ * Version 3 over one tile of 128 query rows of one head of one batch entry,
+ * or with PACKED of one sequence of a packed batch (blockIdx.z).
  * @p q_map, @p k_map, @p v_map: tensor maps of q, k and v with coordinates
  * (column, head, row, batch), boxes of 64 columns by FLASH3_BOX_ROWS (Q) or
- * FLASH3_BC (K, V) rows.
+ * FLASH3_BC (K, V) rows; a packed batch's maps have one batch entry.
  */
-template <typename T, int D>
+template <typename T, int D, bool PACKED>
 __global__ void __launch_bounds__(FLASH3_THREADS, 1)
     flash3_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
                   const __grid_constant__ CUtensorMap v_map, const fa_attention_params p, float scale)
@@ -86,10 +114,15 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
     const int b = blockIdx.z, h = blockIdx.y;
     const int row0 = blockIdx.x * FLASH3_BR;
     const int h_kv = h / (int)(p.heads_q / p.heads_kv);
-    const flash_sequence seq = flash_sequence_of<false>(p, b);
+    const flash_sequence seq = flash_sequence_of<PACKED>(p, b);
+    if (PACKED && row0 >= seq.nq)
+        return; /* a sequence shorter than the longest: the whole block, before any barrier */
+    /* The maps' coordinates: a packed sequence's rows among all rows, in batch entry 0. */
+    const int q_row0 = (int)seq.first_row + row0, key_row0 = (int)seq.first_key;
+    const int batch = PACKED ? 0 : b;
     const causal_tiles tiles = causal_key_tiles(flash_sequence_band(p, seq), row0,
-                                                row0 + fa_tile_rows(p.nq, row0, FLASH3_BR), p.nk,
-                                                FLASH3_BC);
+                                                row0 + fa_tile_rows(seq.nq, row0, FLASH3_BR),
+                                                seq.nk, FLASH3_BC);
     const int warpgroup = threadIdx.x / FLASH3_WARPGROUP;
 
     if (threadIdx.x == 0) {
@@ -109,19 +142,21 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
         if (threadIdx.x != 0)
             return;
         mbarrier_arrive_expect(&q_full, Q_ELEMENTS * sizeof(T));
-        flash3_load_tile<BLOCKS, FLASH3_BR, FLASH3_BOX_ROWS>(q_tile, &q_map, h, row0, b, &q_full);
+        flash3_load_tile<BLOCKS, FLASH3_BR, FLASH3_BOX_ROWS>(q_tile, &q_map, h, q_row0, batch,
+                                                             &q_full);
         for (int64_t t = tiles.begin; t < tiles.end; ++t) {
             const int visit = (int)(t - tiles.begin), st = visit % FLASH3_STAGES;
             const uint32_t parity = (visit / FLASH3_STAGES) & 1;
             /* The stage's previous round must be released; the first round passes at once. */
             mbarrier_wait(&k_empty[st], parity ^ 1);
             mbarrier_arrive_expect(&k_full[st], KV_ELEMENTS * sizeof(T));
+            const int key_row = key_row0 + (int)(t * FLASH3_BC);
             flash3_load_tile<BLOCKS, FLASH3_BC, FLASH3_BC>(k_tiles + st * KV_ELEMENTS, &k_map, h_kv,
-                                                           (int)(t * FLASH3_BC), b, &k_full[st]);
+                                                           key_row, batch, &k_full[st]);
             mbarrier_wait(&v_empty[st], parity ^ 1);
             mbarrier_arrive_expect(&v_full[st], KV_ELEMENTS * sizeof(T));
             flash3_load_tile<BLOCKS, FLASH3_BC, FLASH3_BC>(v_tiles + st * KV_ELEMENTS, &v_map, h_kv,
-                                                           (int)(t * FLASH3_BC), b, &v_full[st]);
+                                                           key_row, batch, &v_full[st]);
         }
         return;
     }
@@ -151,7 +186,7 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
      * gives the other its turn. Consumer 1 gives consumer 0 the first turn; consumer 0 takes
      * the turn consumer 1 gives after its last tile, so that each barrier ends balanced.
      * D = 128 only: at D = 64 the products are too short to hide a softmax behind, and the
-     * turns cost it about a tenth (the page's measurements). */
+     * turns cost it about a tenth (measured on \ref stage06). */
     constexpr bool PING_PONG = D == 128;
     constexpr int PAIR = FLASH3_CONSUMERS * FLASH3_WARPGROUP;
     const int my_turn = FLASH3_TURN_BARRIER + consumer, their_turn = FLASH3_TURN_BARRIER + 1 - consumer;
@@ -163,7 +198,7 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
         const int visit = (int)(t - tiles.begin), st = visit % FLASH3_STAGES;
         const uint32_t parity = (visit / FLASH3_STAGES) & 1;
         const T *const k_tile = k_tiles + st * KV_ELEMENTS;
-        const T *const v_tile = v_tiles + st * KV_ELEMENTS;
+        T *const v_tile = v_tiles + st * KV_ELEMENTS;
         const int64_t key0 = t * FLASH3_BC;
 
         mbarrier_wait(&k_full[st], parity);
@@ -187,20 +222,24 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
         mbarrier_arrive(&k_empty[st]); /* S is in registers: K_t may be overwritten */
 
         if (causal_tile_masked(tiles, t)) /* also a tail tile: its keys past nk are TMA's zeros */
-            causal2_mask<1, NT>(s, flash_sequence_band(p, seq), warp_row0, key0, p.nk);
+            causal2_mask<1, NT>(s, flash_sequence_band(p, seq), warp_row0, key0, seq.nk);
         float m_new[1][2], alpha[1][2];
         tile2_rowmax<1, NT>(s, m, m_new);
         tile2_exp<1, NT>(s, m, m_new, c, alpha);
         tile2_rowsum<1, NT>(l, alpha, s);
         tile2_rescale<D, 1>(o, alpha);
 
-        /* P as wgmma's A operand, all of it before the first P V wgmma (see the page's pitfalls). */
+        /* P as wgmma's A operand, all of it before the first P V wgmma (\ref stage06, pitfalls). */
         uint32_t pa[NT / 2][4];
 #pragma unroll
         for (int kk = 0; kk < NT / 2; ++kk)
             tile2_p_fragment<T>(s[0][2 * kk], s[0][2 * kk + 1], pa[kk]);
         mbarrier_wait(&v_full[st], parity);
+        if (PACKED && key0 + FLASH3_BC > seq.nk)
+            flash3_zero_v_tail<BLOCKS>(v_tile, (int)(seq.nk - key0),
+                                       threadIdx.x - FLASH3_WARPGROUP);
         wgmma_pin(reinterpret_cast<float(&)[D / 2]>(o));
+        wgmma_pin(reinterpret_cast<uint32_t(&)[NT * 2]>(pa));
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < NT / 2; ++kk)
@@ -224,19 +263,20 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
 
     float lse[1][2];
     tile2_normalise<D, 1>(o, m, l, scale, lse);
+    const flash_outputs outputs = flash_outputs_of<PACKED>(p, b, h);
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
         const int64_t row = warp_row0 + lane / 4 + 8 * hh;
-        if (row >= p.nq)
+        if (row >= seq.nq)
             continue;
-        T *const out = static_cast<T *>(p.o) + b * p.o_strides.batch + row * p.o_strides.row +
+        T *const out = static_cast<T *>(p.o) + outputs.o + row * p.o_strides.row +
                        h * p.o_strides.head;
 #pragma unroll
         for (int n = 0; n < D / 8; ++n)
             *reinterpret_cast<uint32_t *>(out + 8 * n + 2 * (lane % 4)) =
                 tile2_pack(T(), o[0][n][2 * hh], o[0][n][2 * hh + 1]);
         if (p.lse != nullptr && lane % 4 == 0)
-            p.lse[(b * p.heads_q + h) * p.nq + row] = lse[0][hh];
+            p.lse[outputs.lse + row] = lse[0][hh];
     }
 }
 

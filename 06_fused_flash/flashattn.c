@@ -66,10 +66,6 @@ static const char *hopper_call_refusal(const fa_attention_params *p, char *why, 
         snprintf(why, cap, "o_fp32 (v3 writes o in the input dtype)");
         return why;
     }
-    if (p->cu_seqlens_q != NULL) {
-        snprintf(why, cap, "a packed batch, cu_seqlens_q set (v3 takes one length per batch)");
-        return why;
-    }
     if (p->nk == 0 || p->nq > INT32_MAX || p->nk > INT32_MAX) {
         snprintf(why, cap, "nq = %lld, nk = %lld (v3 takes 1 to 2^31 - 1 keys, at most 2^31 - 1 rows)",
                  (long long)p->nq, (long long)p->nk);
@@ -83,7 +79,7 @@ static const char *hopper_call_refusal(const fa_attention_params *p, char *why, 
                    {"k", p->k_strides, p->nk, p->heads_kv},
                    {"v", p->v_strides, p->nk, p->heads_kv}};
     for (int i = 0; i < 3; ++i) {
-        const int64_t extent[3] = {p->batch, inputs[i].rows, inputs[i].heads};
+        const int64_t extent[3] = {flash_batch_entries(p), inputs[i].rows, inputs[i].heads};
         const int64_t stride[3] = {inputs[i].strides.batch, inputs[i].strides.row,
                                    inputs[i].strides.head};
         static const char *const which[3] = {"batch", "row", "head"};
@@ -125,9 +121,14 @@ fa_status fa_attention_supported(const fa_attention_params *p, fa_variant *chose
     if (p != NULL && p->variant == FA_VARIANT_AUTO) {
         fa_variant choice = FA_VARIANT_AUTO;
         FA_TRY(ref_attention_validate(p, &choice));
+        const bool empty = p->batch == 0 || p->heads_q == 0 || p->nq == 0; /* v2's no-op */
         char why[256];
-        if (choice == FA_VARIANT_TENSOR_CORES && hopper_call_refusal(p, why, sizeof why) == NULL) {
-            if (hopper_device_check() == FA_OK)
+        if (!empty && choice == FA_VARIANT_TENSOR_CORES &&
+            hopper_call_refusal(p, why, sizeof why) == NULL) {
+            const fa_status device = hopper_device_check();
+            if (device != FA_OK && device != FA_ERR_UNSUPPORTED && device != FA_ERR_NO_DEVICE)
+                return device; /* a failing CUDA call, not another device */
+            if (device == FA_OK)
                 choice = FA_VARIANT_HOPPER;
             fa_clear_error(); /* another device is no error of the call */
         }

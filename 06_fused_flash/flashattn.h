@@ -63,7 +63,7 @@ typedef enum fa_variant {
     FA_VARIANT_TENSOR_CORES = 2, /**< v2: mma.sync (sm_80+), FlashAttention-2's structure; bf16/fp16 */
     FA_VARIANT_HOPPER = 3,       /**< v3: wgmma and TMA, warp-specialised (compute capability 9.0);
                                       bf16/fp16, head dim 64 or 128, o in the input dtype, any
-                                      mask, not packed, nk >= 1 */
+                                      mask, plain or packed, nk >= 1 */
 } fa_variant;
 
 /** Element strides of one tensor of shape [batch][rows][heads][head_dim] (the last is 1). */
@@ -115,8 +115,9 @@ fa_strides fa_attention_strides_bhnd(int64_t n, int64_t heads, int64_t head_dim)
 /**
  * Validates every field of @p p (without touching device memory) and says
  * which kernel would run: *@p chosen (may be NULL) receives the variant.
- * FA_VARIANT_HOPPER also asks the current device (compute capability 9.0
- * only), so its answer depends on cudaSetDevice().
+ * FA_VARIANT_HOPPER and FA_VARIANT_AUTO also ask the current device (version
+ * 3 runs on compute capability 9.0 only), so their answer depends on
+ * cudaSetDevice().
  * @return FA_OK, or the status of the first bad field with its message:
  *         ::FA_ERR_NULL_POINTER, ::FA_ERR_INVALID_SIZE, ::FA_ERR_BAD_STRIDE,
  *         ::FA_ERR_MISALIGNED, ::FA_ERR_OVERFLOW, ::FA_ERR_INVALID_ARGUMENT,

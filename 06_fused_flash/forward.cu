@@ -41,15 +41,18 @@ fa_status fa_attention_forward(const fa_attention_params *p, cudaStream_t stream
 {
     fa_variant variant = FA_VARIANT_AUTO;
     FA_TRY(fa_attention_supported(p, &variant));
+    const bool packed = p->cu_seqlens_q != NULL;
+    if (packed) {
+        if (p->batch == 0 || p->heads_q == 0 || p->nq == 0)
+            return FA_OK;
+        FA_TRY(check_packed(p, stream));
+        if (flash_grid_rows(p) == 0)
+            return FA_OK; /* every sequence empty (max_seqlen_q = 0): nothing to launch */
+    }
     if (variant == FA_VARIANT_HOPPER)
         return flash3_launch(p, stream);
-    if (p->cu_seqlens_q == NULL)
+    if (!packed)
         return ref_flash_forward((int)variant, p, stream);
-    if (p->batch == 0 || p->heads_q == 0 || p->nq == 0)
-        return FA_OK;
-    FA_TRY(check_packed(p, stream));
-    if (flash_grid_rows(p) == 0)
-        return FA_OK; /* every sequence empty (max_seqlen_q = 0): nothing to launch */
     return variant == FA_VARIANT_CUDA_CORES ? flash1_launch<flash1_packed>(p, stream)
                                             : flash2_launch<flash2_packed>(p, stream);
 }

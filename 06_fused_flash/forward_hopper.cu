@@ -3,9 +3,10 @@
  * @brief Version 3's launcher, compiled for sm_90a only: which calls it
  *        takes, the tensor maps of q, k and v, and the launch.
  *
- * fa_attention_supported() (flashattn.c) takes version 3 when it is asked
- * for, the call is one it runs, and flash3_device_check() finds a device of
- * compute capability 9.0; fa_attention_forward() then calls flash3_launch().
+ * fa_attention_supported() (flashattn.c) takes version 3, asked for by name
+ * or by FA_VARIANT_AUTO, when the call is one it runs and
+ * flash3_device_check() finds a device of compute capability 9.0;
+ * fa_attention_forward() then calls flash3_launch().
  */
 #include <cudaTypedefs.h>
 
@@ -14,12 +15,23 @@
 #include "flash.h"
 #include "flash_3_hopper.cuh"
 
+/** The current device's compute capability; a failing query's error taken off the runtime. */
+static fa_status compute_capability(int *major, int *minor, int *device)
+{
+    FA_CUDA_TRY(cudaGetDevice(device));
+    FA_CUDA_TRY(cudaDeviceGetAttribute(major, cudaDevAttrComputeCapabilityMajor, *device));
+    FA_CUDA_TRY(cudaDeviceGetAttribute(minor, cudaDevAttrComputeCapabilityMinor, *device));
+    return FA_OK;
+}
+
 fa_status flash3_device_check(void)
 {
     int device = 0, major = 0, minor = 0;
-    FA_CUDA_TRY(cudaGetDevice(&device));
-    FA_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    FA_CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    const fa_status status = compute_capability(&major, &minor, &device);
+    if (status != FA_OK) {
+        (void)cudaGetLastError(); /* the caller's next cudaGetLastError() is not about this */
+        return status;
+    }
     if (major != 9 || minor != 0)
         return fa_fail(FA_ERR_UNSUPPORTED, "device %d has compute capability %d.%d (v3 runs on 9.0)",
                        device, major, minor);
@@ -78,16 +90,28 @@ static fa_status tensor_map(CUtensorMap *map, PFN_cuTensorMapEncodeTiled_v12000 
     return FA_OK;
 }
 
-template <typename T, int D>
+/** The launch of flash3_kernel<T, D, PACKED>: a block per 128 rows of the longest sequence, head, sequence. */
+template <typename T, int D, bool PACKED>
 static fa_status launch3(const fa_attention_params *p, const CUtensorMap maps[3], cudaStream_t stream)
 {
     const size_t bytes = flash3_shared_bytes(D);
-    FA_TRY(fa_shared_memory_opt_in(flash3_kernel<T, D>, bytes, "fa_attention: v3"));
-    const dim3 grid((unsigned)fa_ceil_div(p->nq, FLASH3_BR), (unsigned)p->heads_q, (unsigned)p->batch);
-    flash3_kernel<T, D><<<grid, FLASH3_THREADS, bytes, stream>>>(maps[0], maps[1], maps[2], *p,
-                                                                fa_attention_scale(p));
+    FA_TRY(fa_shared_memory_opt_in(flash3_kernel<T, D, PACKED>, bytes, "fa_attention: v3"));
+    const dim3 grid((unsigned)fa_ceil_div(flash_grid_rows(p), FLASH3_BR), (unsigned)p->heads_q,
+                    (unsigned)p->batch);
+    flash3_kernel<T, D, PACKED><<<grid, FLASH3_THREADS, bytes, stream>>>(maps[0], maps[1], maps[2],
+                                                                        *p, fa_attention_scale(p));
     FA_LAUNCH_CHECK();
     return FA_OK;
+}
+
+/** launch3() for the call's head dimension and batch kind. */
+template <typename T>
+static fa_status launch3_for(const fa_attention_params *p, const CUtensorMap maps[3], cudaStream_t stream)
+{
+    const bool packed = p->cu_seqlens_q != NULL;
+    if (p->head_dim == 64)
+        return packed ? launch3<T, 64, true>(p, maps, stream) : launch3<T, 64, false>(p, maps, stream);
+    return packed ? launch3<T, 128, true>(p, maps, stream) : launch3<T, 128, false>(p, maps, stream);
 }
 
 fa_status flash3_launch(const fa_attention_params *p, cudaStream_t stream)
@@ -97,15 +121,13 @@ fa_status flash3_launch(const fa_attention_params *p, cudaStream_t stream)
     PFN_cuTensorMapEncodeTiled_v12000 encode = NULL;
     FA_TRY(encode_function(&encode));
     CUtensorMap maps[3];
-    FA_TRY(tensor_map(&maps[0], encode, "q", p->q, p->dtype, p->batch, p->nq, p->heads_q,
+    const int64_t entries = flash_batch_entries(p); /* a packed batch: one entry of all rows */
+    FA_TRY(tensor_map(&maps[0], encode, "q", p->q, p->dtype, entries, p->nq, p->heads_q,
                       p->head_dim, p->q_strides, FLASH3_BOX_ROWS));
-    FA_TRY(tensor_map(&maps[1], encode, "k", p->k, p->dtype, p->batch, p->nk, p->heads_kv,
+    FA_TRY(tensor_map(&maps[1], encode, "k", p->k, p->dtype, entries, p->nk, p->heads_kv,
                       p->head_dim, p->k_strides, FLASH3_BC));
-    FA_TRY(tensor_map(&maps[2], encode, "v", p->v, p->dtype, p->batch, p->nk, p->heads_kv,
+    FA_TRY(tensor_map(&maps[2], encode, "v", p->v, p->dtype, entries, p->nk, p->heads_kv,
                       p->head_dim, p->v_strides, FLASH3_BC));
-    if (p->dtype == FA_F16)
-        return p->head_dim == 64 ? launch3<__half, 64>(p, maps, stream)
-                                 : launch3<__half, 128>(p, maps, stream);
-    return p->head_dim == 64 ? launch3<__nv_bfloat16, 64>(p, maps, stream)
-                             : launch3<__nv_bfloat16, 128>(p, maps, stream);
+    return p->dtype == FA_F16 ? launch3_for<__half>(p, maps, stream)
+                              : launch3_for<__nv_bfloat16>(p, maps, stream);
 }

@@ -62,6 +62,15 @@ static __device__ __forceinline__ void mbarrier_wait(uint64_t *bar, uint32_t par
 }
 
 /**
+ * Orders this thread's generic-proxy writes to shared memory before the
+ * async proxy's later reads of it (a wgmma operand the threads wrote).
+ */
+static __device__ __forceinline__ void fence_proxy_async(void)
+{
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+/**
  * TMA: the box of @p map at coordinates (col, head, row, batch) copied into
  * shared memory at @p dst, swizzled as the map says; elements outside the
  * tensor arrive as zeros. Completes on @p bar, counting its bytes.
@@ -110,10 +119,10 @@ static __device__ __forceinline__ void wgmma_wait_all(void)
 /**
  * Ties each of @p values to this point of the program. wgmma reads and writes
  * registers asynchronously, which the compiler does not see: it takes an asm
- * statement's operands as used at the statement. Pinning the accumulators
- * before wgmma_fence() and after wgmma_wait_all(), and P's registers after
- * it, keeps every other use of them outside the span in which the tensor
- * cores own them.
+ * statement's operands as used at the statement. Pinning what a wgmma reads
+ * (O, P) before wgmma_fence() and what it reads or writes (S, O, P) after
+ * wgmma_wait_all() keeps every other use of them outside the span in which
+ * the tensor cores own them.
  */
 template <int N>
 static __device__ __forceinline__ void wgmma_pin(float (&values)[N])

@@ -19,7 +19,7 @@
  * masked: the tail mask of stage 06 is this mechanism too.
  *
  * The fused kernels of \ref stage06 (flash_1_cuda_cores.cuh,
- * flash_2_tensor_cores.cuh) include this file; the learner's twin
+ * flash_2_tensor_cores.cuh, flash_3_hopper.cuh) include this file; the learner's twin
  * (learner/key_tiles.cuh) is judged under the reference's version 1 kernel.
  */
 #ifndef KEY_TILES_CUH

@@ -22,8 +22,9 @@
 
 /** Where a block reads sequence b of a call: its lengths and its offsets in elements. */
 typedef struct flash_sequence {
-    int64_t nq, nk;  /**< its query rows and keys */
-    int64_t q, k, v; /**< element offset of its row 0 (head 0) in q, k and v */
+    int64_t nq, nk;              /**< its query rows and keys */
+    int64_t q, k, v;             /**< element offset of its row 0 (head 0) in q, k and v */
+    int64_t first_row, first_key; /**< its row 0 and key 0 among the tensors' rows (0 when plain) */
 } flash_sequence;
 
 /**
@@ -37,9 +38,10 @@ static __device__ __forceinline__ flash_sequence flash_sequence_of(const fa_atte
     if constexpr (PACKED) {
         const int64_t q0 = p.cu_seqlens_q[b], k0 = p.cu_seqlens_k[b];
         return {p.cu_seqlens_q[b + 1] - q0, p.cu_seqlens_k[b + 1] - k0, q0 * p.q_strides.row,
-                k0 * p.k_strides.row, k0 * p.v_strides.row};
+                k0 * p.k_strides.row, k0 * p.v_strides.row, q0, k0};
     } else {
-        return {p.nq, p.nk, b * p.q_strides.batch, b * p.k_strides.batch, b * p.v_strides.batch};
+        return {p.nq, p.nk, b * p.q_strides.batch, b * p.k_strides.batch, b * p.v_strides.batch,
+                0, 0};
     }
 }
 

@@ -235,7 +235,8 @@ int main(void)
     p.variant = FA_VARIANT_AUTO;
 
     /* The validation reads no memory: the host buffers, 16-byte aligned like the
-     * device ones, show which kernel the call gets before any GPU is involved. */
+     * device ones, show which kernel the call gets before any data is on the GPU
+     * (the choice asks the device only whether it runs version 3). */
     p.q = x.q;
     p.k = x.k;
     p.v = x.v;

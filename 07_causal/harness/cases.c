@@ -32,7 +32,8 @@ int causal_grid_count(int version, bool quick)
 flash_spec causal_grid_spec(int version, bool quick, int index)
 {
     flash_spec s = flash_grid_spec(version, quick, index);
-    const int m = index % FA_COUNT_OF(CAUSAL_MASKS);
+    /* Version 3 has two head dims a shape: index / 2 moves each one through every mask. */
+    const int m = (version == 3 ? index / 2 + index % 2 : index) % FA_COUNT_OF(CAUSAL_MASKS);
     s.mask = CAUSAL_MASKS[m].mask;
     s.window_left = CAUSAL_MASKS[m].left;
     s.window_right = CAUSAL_MASKS[m].right;
@@ -47,18 +48,18 @@ int causal_packed_count(void)
 causal_packed_spec causal_packed_case(int version, int index)
 {
     static const fa_dtype V1_DTYPES[] = {FA_F32, FA_BF16, FA_F16}, V2_DTYPES[] = {FA_BF16, FA_F16};
-    static const int64_t V1_D[] = {64, 40, 128}, V2_D[] = {64, 96, 128};
+    static const int64_t V1_D[] = {64, 40, 128}, V2_D[] = {64, 96, 128}, V3_D[] = {64, 128, 64};
     static const int64_t HEADS_KV[] = {4, 2, 1}; /* of 4 query heads: MHA, GQA, MQA */
     const int pair = index / 2;
     causal_packed_spec c = {.count = CAUSAL_PACKED_SEQUENCES};
     flash_spec *s = &c.shape;
     s->batch = 1;
-    s->head_dim = version == 1 ? V1_D[index % 3] : V2_D[index % 3];
+    s->head_dim = version == 1 ? V1_D[index % 3] : version == 2 ? V2_D[index % 3] : V3_D[index % 3];
     s->dtype = version == 1 ? V1_DTYPES[index % 3] : V2_DTYPES[pair % 2];
     s->heads_q = 4;
     s->heads_kv = HEADS_KV[(index + pair) % 3];
     s->layout = FLASH_BNHD;
-    s->o_fp32 = index % 4 == 3;
+    s->o_fp32 = version != 3 && index % 4 == 3; /* v3 writes o in the input dtype */
     s->lse = index % 5 != 4;
     s->spread = 1.0;
     if (pair > 0) {
@@ -67,7 +68,9 @@ causal_packed_spec causal_packed_case(int version, int index)
         s->window_right = CAUSAL_MASKS[pair - 1].right;
     }
     const int64_t bc = flash_block_n(version, s->head_dim);
-    const int64_t br = version == 1 ? TILE1_BR : flash2_br(tile2_row_elements((int)s->head_dim));
+    const int64_t br = version == 1   ? TILE1_BR
+                       : version == 2 ? flash2_br(tile2_row_elements((int)s->head_dim))
+                                      : FLASH3_BR;
     const int64_t same[CAUSAL_PACKED_SEQUENCES] = {0, 1, bc - 1, bc, bc + 1, 3 * br + 5};
     const int64_t rows[CAUSAL_PACKED_SEQUENCES] = {1, br - 1, 0, br + 1, 2 * br + 3, 7};
     const int64_t keys[CAUSAL_PACKED_SEQUENCES] = {bc + 1, 0, bc, 1, bc - 1, 5 * bc + 2};

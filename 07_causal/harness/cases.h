@@ -27,7 +27,9 @@ int causal_grid_count(int version, bool quick);
  * (flash_grid_spec()) with the mask CAUSAL_MASKS[index % 6]: causal
  * top-left, causal bottom-right, and the windows (17, 0), (5, 40), (0, 0)
  * and (-1, 3). The grid runs through the head dimensions of one shape
- * before the next, so every shape meets every mask.
+ * before the next, so every shape meets every mask. Version 3, of two head
+ * dimensions, takes CAUSAL_MASKS[(index / 2 + index % 2) % 6]: its shapes
+ * meet two masks each, and each head dimension meets all six.
  */
 flash_spec causal_grid_spec(int version, bool quick, int index);
 
@@ -55,8 +57,9 @@ int causal_packed_count(void);
  * sides. Case pairs go through no mask and then the six of the masked grid;
  * the dtype, head dimension, heads (MHA, GQA, MQA), o in fp32 and lse
  * rotate, and the layout: contiguous rows, rows with gaps (row_gaps), or
- * rows outside every sequence (outside_rows), in turn. Each sequence's
- * scores have their own pattern and spread (causal_packed_make()).
+ * rows outside every sequence (outside_rows), in turn (version 3: head dims
+ * 64 and 128, o in the input dtype). Each sequence's scores have their own
+ * pattern and spread (causal_packed_make()).
  */
 causal_packed_spec causal_packed_case(int version, int index);
 

@@ -174,17 +174,31 @@ static void test_fixtures(fa_tests *t)
             }
 }
 
+enum { GRID_MASKS = 6 }; /* the masks of the masked grid (cases.h) */
+
+/** Adds the mask of @p s to the *@p count distinct masks in @p seen (room for GRID_MASKS). */
+static void note_mask(int64_t seen[GRID_MASKS], int *count, const flash_spec *s)
+{
+    const int64_t key = (int64_t)s->mask * 10000 + (s->window_left + 1) * 100 + s->window_right + 1;
+    int m = 0;
+    while (m < *count && seen[m] != key)
+        ++m;
+    if (m == *count && m < GRID_MASKS)
+        seen[(*count)++] = key;
+}
+
 /**
  * The masked grid of each version puts a mask on every case of stage 06's
- * grid, and every shape meets all six masks of the rotation (a mask with its
- * extents counts as one).
+ * grid; every shape of versions 1 and 2, and each head dim of version 3,
+ * meets all six masks of the rotation (a mask with its extents counts as
+ * one).
  */
 static void test_grid(fa_tests *t)
 {
-    enum { SHAPES = 16, MASKS = 6 };
+    enum { SHAPES = 16 };
     for (int version = 1; version <= 2; ++version) {
         const int count = causal_grid_count(version, false);
-        int64_t shape_nq[SHAPES] = {0}, shape_nk[SHAPES] = {0}, seen[SHAPES][MASKS];
+        int64_t shape_nq[SHAPES] = {0}, shape_nk[SHAPES] = {0}, seen[SHAPES][GRID_MASKS];
         int shapes = 0, masks[SHAPES] = {0};
         for (int i = 0; i < count; ++i) {
             const flash_spec s = causal_grid_spec(version, false, i);
@@ -198,18 +212,25 @@ static void test_grid(fa_tests *t)
                 shape_nq[si] = s.nq;
                 shape_nk[shapes++] = s.nk;
             }
-            const int64_t key = (int64_t)s.mask * 10000 + (s.window_left + 1) * 100 + s.window_right + 1;
-            int m = 0;
-            while (m < masks[si] && seen[si][m] != key)
-                ++m;
-            if (m == masks[si] && m < MASKS)
-                seen[si][masks[si]++] = key;
+            note_mask(seen[si], &masks[si], &s);
         }
         int short_of_masks = 0;
         for (int si = 0; si < shapes; ++si)
-            short_of_masks += masks[si] != MASKS;
+            short_of_masks += masks[si] != GRID_MASKS;
         FA_EXPECT(t, shapes == SHAPES && short_of_masks == 0,
                   "v%d: %d shapes, %d of them miss a mask", version, shapes, short_of_masks);
+    }
+    /* Version 3: each of its two head dims meets every mask. */
+    for (int64_t d = 64; d <= 128; d += 64) {
+        int64_t seen[GRID_MASKS];
+        int masks = 0;
+        for (int i = 0; i < causal_grid_count(3, false); ++i) {
+            const flash_spec s = causal_grid_spec(3, false, i);
+            if (s.head_dim == d)
+                note_mask(seen, &masks, &s);
+        }
+        FA_EXPECT(t, masks == GRID_MASKS, "v3 d %lld meets %d of the %d masks", (long long)d,
+                  masks, (int)GRID_MASKS);
     }
 }
 
@@ -294,7 +315,7 @@ static int64_t rows_differing(const void *packed, const fa_strides *packed_strid
  */
 static void test_packed_cases(fa_tests *t)
 {
-    for (int version = 1; version <= 2; ++version)
+    for (int version = 1; version <= 3; ++version)
         for (int i = 0; i < causal_packed_count(); ++i) {
             const causal_packed_spec spec = causal_packed_case(version, i);
             char name[FA_CASE_NAME];
@@ -473,8 +494,16 @@ static int64_t packed_against_alone(causal_packed *b, int version, fa_status *st
     return differing;
 }
 
+/** The library's versions this device runs: 1 and 2, and 3 on compute capability 9.0. */
+static int versions_here(void)
+{
+    const int versions = flash3_device_check() == FA_OK ? 3 : 2;
+    fa_clear_error();
+    return versions;
+}
+
 /**
- * The library's packed batches, versions 1 and 2, through
+ * The library's packed batches, each version the device runs, through
  * fa_attention_forward() (offsets read back and checked): every packed case
  * judged sequence by sequence, and each sequence's o and lse bit for bit
  * those of the sequence run alone.
@@ -482,7 +511,7 @@ static int64_t packed_against_alone(causal_packed *b, int version, fa_status *st
 static void test_library_packed(fa_tests *t)
 {
     fa_result result = {0};
-    for (int version = 1; version <= 2; ++version)
+    for (int version = 1; version <= versions_here(); ++version)
         for (int i = 0; i < causal_packed_count(); ++i) {
             const causal_packed_spec spec = causal_packed_case(version, i);
             char name[FA_CASE_NAME];
@@ -505,12 +534,13 @@ static void test_library_packed(fa_tests *t)
 
 /**
  * Runs the packed call of @p b, changes sequence @p changed's keys (sign
- * flipped) and values (+1), runs it again, and counts the bytes of o and
- * lse that moved in the other sequences' rows (*@p others) and in its own
- * (*@p own), with the canary bytes written (*@p overwritten).
+ * flipped) and values (+1, or +inf with @p infinite), runs it again, and
+ * counts the bytes of o and lse that moved in the other sequences' rows
+ * (*@p others) and in its own (*@p own), with the canary bytes written
+ * (*@p overwritten).
  */
-static fa_status leak_count(causal_packed *b, int version, int changed, int64_t *others,
-                            int64_t *own, int64_t *overwritten)
+static fa_status leak_count(causal_packed *b, int version, int changed, bool infinite,
+                            int64_t *others, int64_t *own, int64_t *overwritten)
 {
     fa_attention_params *p = &b->call;
     const size_t o_bytes = (size_t)flash_o_bytes(p), lse_bytes = (size_t)flash_lse_count(p) * 4;
@@ -530,7 +560,8 @@ static fa_status leak_count(causal_packed *b, int version, int changed, int64_t 
                     const int64_t k_at = r * p->k_strides.row + h * p->k_strides.head + i;
                     const int64_t v_at = r * p->v_strides.row + h * p->v_strides.head + i;
                     fa_store(b->k, p->dtype, k_at, -fa_load(b->k, p->dtype, k_at));
-                    fa_store(b->v, p->dtype, v_at, fa_load(b->v, p->dtype, v_at) + 1.0f);
+                    fa_store(b->v, p->dtype, v_at,
+                             infinite ? INFINITY : fa_load(b->v, p->dtype, v_at) + 1.0f);
                 }
         causal_packed_poison(b);
         status = flash_run_on_host(flash_library_forward, version, p, &sizes, overwritten);
@@ -557,32 +588,37 @@ static fa_status leak_count(causal_packed *b, int version, int changed, int64_t 
  * Leakage: in a packed batch, the keys and values of one sequence are
  * changed and the batch run again. Not one byte of the other sequences' o
  * and lse may move; that sequence's must (the test can see a change). Each
- * version, under no mask (with gaps after every row) and under causal
- * bottom-right (with rows outside every sequence), the sequence changed a
- * middle one and then the one of most keys.
+ * version the device runs, under no mask (with gaps after every row) and
+ * under causal bottom-right (with rows outside every sequence), the
+ * sequence changed a middle one and then the one of most keys, its values
+ * moved by 1 and then made infinite (a kernel that lets P's zeros multiply
+ * another sequence's values shows NaN).
  */
 static void test_packed_leakage(fa_tests *t)
 {
-    for (int version = 1; version <= 2; ++version)
+    for (int version = 1; version <= versions_here(); ++version)
         for (int pair = 0; pair < 2; ++pair)
-            for (int pick = 0; pick < 2; ++pick) {
+            for (int pick = 0; pick < 4; ++pick) {
                 const int index = 4 * pair + 1; /* rows and keys of their own: none, causal-br */
+                const bool infinite = pick >= 2;
                 causal_packed b;
                 if (!FA_EXPECT(t, causal_packed_make(&b, version, index, SEED,
                                                      (uint64_t)(1000 + version * 10 + pair)) == FA_OK,
                                "%s", fa_last_error()))
                     continue;
                 int changed = CAUSAL_PACKED_SEQUENCES / 2;
-                for (int s = 0; s < b.count && pick == 1; ++s)
+                for (int s = 0; s < b.count && pick % 2 == 1; ++s)
                     changed = b.spec.nk[s] > b.spec.nk[changed] ? s : changed;
                 int64_t others = 0, own = 0, overwritten = 0;
-                const fa_status status = leak_count(&b, version, changed, &others, &own, &overwritten);
+                const fa_status status =
+                    leak_count(&b, version, changed, infinite, &others, &own, &overwritten);
                 FA_EXPECT(t, status == FA_OK && overwritten == 0 && others == 0 && own > 0,
-                          "v%d packed %d, sequence %d's keys changed: %lld bytes of the other "
-                          "sequences' outputs moved (want 0), %lld of its own (want > 0), %lld "
-                          "canary bytes written (%s)",
-                          version, index, changed, (long long)others, (long long)own,
-                          (long long)overwritten, status == FA_OK ? "" : fa_last_error());
+                          "v%d packed %d, sequence %d's keys changed (values %s): %lld bytes of "
+                          "the other sequences' outputs moved (want 0), %lld of its own (want > "
+                          "0), %lld canary bytes written (%s)",
+                          version, index, changed, infinite ? "infinite" : "+1", (long long)others,
+                          (long long)own, (long long)overwritten,
+                          status == FA_OK ? "" : fa_last_error());
                 causal_packed_free(&b);
             }
 }
