@@ -420,7 +420,7 @@ def supported(q, k, v, *, causal=False, window=None, scale=None, return_lse=Fals
     field is validated, no memory is read (v3: the device is asked). Raises as
     forward() does."""
     return _chosen(_prepare(q, k, v, causal, window, scale, return_lse, variant, layout, out,
-                            lse, None)[0])
+                            lse, None))
 
 
 def supported_packed(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, *,
@@ -430,14 +430,28 @@ def supported_packed(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     read (the offsets' contents are checked by forward_packed())."""
     return _chosen(_prepare(q, k, v, causal, window, scale, return_lse, variant, "packed", out,
                             lse, None, (cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
-                                        max_seqlen_k))[0])
+                                        max_seqlen_k)))
 
 
-def _chosen(p):
-    """The name of the variant fa_attention_supported() chooses for @p p."""
+def _on_device(device, call):
+    """call() with @p device (a torch device, or None: the current one) current: the
+    library asks the current device whether v3 runs, and launches on it."""
+    if device is None:
+        return call()
+    import torch
+
+    with torch.cuda.device(device):
+        return call()
+
+
+def _chosen(prepared):
+    """The name of the variant fa_attention_supported() chooses for the prepared call,
+    on its device."""
+    p, device = prepared[0], prepared[4]
     lib = library()
     chosen = ctypes.c_int(0)
-    _check(lib, lib.fa_attention_supported(ctypes.byref(p), ctypes.byref(chosen)))
+    _check(lib, _on_device(device, lambda: lib.fa_attention_supported(ctypes.byref(p),
+                                                                      ctypes.byref(chosen))))
     return lib.fa_attention_variant_name(chosen.value).decode()
 
 
@@ -495,13 +509,7 @@ def _run(prepared, return_lse):
     """fa_attention_forward() on the prepared call, on its device; o, or (o, lse)."""
     p, out, lse, stream, device = prepared
     lib = library()
-    if device is not None:
-        import torch
-
-        with torch.cuda.device(device):
-            status = lib.fa_attention_forward(ctypes.byref(p), ctypes.c_void_p(stream))
-    else:
-        status = lib.fa_attention_forward(ctypes.byref(p), ctypes.c_void_p(stream))
-    _check(lib, status)
+    _check(lib, _on_device(device, lambda: lib.fa_attention_forward(ctypes.byref(p),
+                                                                    ctypes.c_void_p(stream))))
     return (out, lse) if return_lse else out
 
