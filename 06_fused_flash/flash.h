@@ -86,6 +86,12 @@ static inline int64_t flash_grid_rows(const fa_attention_params *p)
     return p->max_seqlen_q < p->nq ? p->max_seqlen_q : p->nq;
 }
 
+/** Whether @p p has no work: no batch entry, head or query row (a packed batch: no row at all). */
+static inline bool flash_call_empty(const fa_attention_params *p)
+{
+    return p->batch == 0 || p->heads_q == 0 || p->nq == 0;
+}
+
 /** Entries of the tensors' batch dimension: batch, or 1 for a packed batch (one tensor of all rows). */
 static inline int64_t flash_batch_entries(const fa_attention_params *p)
 {

@@ -118,11 +118,15 @@ fa_status fa_attention_supported(const fa_attention_params *p, fa_variant *chose
                        "fa_attention: variant = %d, expected FA_VARIANT_AUTO, FA_VARIANT_CUDA_CORES, "
                        "FA_VARIANT_TENSOR_CORES or FA_VARIANT_HOPPER",
                        (int)p->variant);
-    if (p != NULL && p->variant == FA_VARIANT_AUTO) {
-        fa_variant choice = FA_VARIANT_AUTO;
-        FA_TRY(ref_attention_validate(p, &choice));
-        const bool empty = p->batch == 0 || p->heads_q == 0 || p->nq == 0; /* v2's no-op */
-        char why[256];
+    if (p == NULL || (p->variant != FA_VARIANT_AUTO && p->variant != FA_VARIANT_HOPPER))
+        return ref_attention_validate(p, chosen);
+    fa_attention_params as = *p; /* every field checked as for any call, and v2's choice */
+    as.variant = FA_VARIANT_AUTO;
+    fa_variant choice = FA_VARIANT_AUTO;
+    FA_TRY(ref_attention_validate(&as, &choice));
+    const bool empty = flash_call_empty(p); /* a no-op for every version */
+    char why[256];
+    if (p->variant == FA_VARIANT_AUTO) {
         if (!empty && choice == FA_VARIANT_TENSOR_CORES &&
             hopper_call_refusal(p, why, sizeof why) == NULL) {
             const fa_status device = hopper_device_check();
@@ -136,13 +140,6 @@ fa_status fa_attention_supported(const fa_attention_params *p, fa_variant *chose
             *chosen = choice;
         return FA_OK;
     }
-    if (p == NULL || p->variant != FA_VARIANT_HOPPER)
-        return ref_attention_validate(p, chosen);
-    fa_attention_params as = *p; /* every field checked as for any call */
-    as.variant = FA_VARIANT_AUTO;
-    FA_TRY(ref_attention_validate(&as, NULL));
-    const bool empty = p->batch == 0 || p->heads_q == 0 || p->nq == 0;
-    char why[256];
     if (!empty) {
         if (hopper_call_refusal(p, why, sizeof why) != NULL)
             return fa_fail(FA_ERR_UNSUPPORTED,

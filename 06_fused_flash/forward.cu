@@ -43,7 +43,7 @@ fa_status fa_attention_forward(const fa_attention_params *p, cudaStream_t stream
     FA_TRY(fa_attention_supported(p, &variant));
     const bool packed = p->cu_seqlens_q != NULL;
     if (packed) {
-        if (p->batch == 0 || p->heads_q == 0 || p->nq == 0)
+        if (flash_call_empty(p))
             return FA_OK;
         FA_TRY(check_packed(p, stream));
         if (flash_grid_rows(p) == 0)

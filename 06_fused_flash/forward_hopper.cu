@@ -116,7 +116,7 @@ static fa_status launch3_for(const fa_attention_params *p, const CUtensorMap map
 
 fa_status flash3_launch(const fa_attention_params *p, cudaStream_t stream)
 {
-    if (p->batch == 0 || p->heads_q == 0 || p->nq == 0)
+    if (flash_call_empty(p))
         return FA_OK;
     PFN_cuTensorMapEncodeTiled_v12000 encode = NULL;
     FA_TRY(encode_function(&encode));

@@ -26,7 +26,7 @@ fa_status FA_LAUNCHER(flash_forward)(int version, const fa_attention_params *p,
                        "fa_attention: cu_seqlens_q = %p: stage 06's launcher runs plain batches; "
                        "a packed batch runs through fa_attention_forward()",
                        (const void *)p->cu_seqlens_q);
-    if (p->batch == 0 || p->heads_q == 0 || p->nq == 0)
+    if (flash_call_empty(p))
         return FA_OK;
     return version == 1 ? flash1_launch(p, stream) : flash2_launch(p, stream);
 }

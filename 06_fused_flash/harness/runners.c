@@ -21,6 +21,13 @@ fa_status flash_library_forward(int version, const fa_attention_params *p, cudaS
     return fa_attention_forward(&call, stream);
 }
 
+int flash_library_versions(void)
+{
+    const int versions = flash3_device_check() == FA_OK ? 3 : 2;
+    fa_clear_error(); /* another device is no error */
+    return versions;
+}
+
 fa_status flash_validate(fa_impl impl, const fa_attention_params *p, fa_variant *chosen)
 {
     return (impl == FA_IMPL_LEARNER ? learner_attention_validate : ref_attention_validate)(p,

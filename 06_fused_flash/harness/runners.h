@@ -41,6 +41,9 @@ flash_launcher flash_forward_of(fa_impl impl);
  */
 fa_status flash_library_forward(int version, const fa_attention_params *p, cudaStream_t stream);
 
+/** The library's versions the current device runs: 1 to 3 on compute capability 9.0, else 1 and 2. */
+int flash_library_versions(void);
+
 /** @p impl's M24: ref_attention_validate() or learner_attention_validate(). */
 fa_status flash_validate(fa_impl impl, const fa_attention_params *p, fa_variant *chosen);
 

@@ -497,14 +497,6 @@ static int64_t packed_against_alone(causal_packed *b, int version, fa_status *st
     return differing;
 }
 
-/** The library's versions this device runs: 1 and 2, and 3 on compute capability 9.0. */
-static int versions_here(void)
-{
-    const int versions = flash3_device_check() == FA_OK ? 3 : 2;
-    fa_clear_error();
-    return versions;
-}
-
 /**
  * The library's packed batches, each version the device runs, through
  * fa_attention_forward() (offsets read back and checked): every packed case
@@ -514,7 +506,7 @@ static int versions_here(void)
 static void test_library_packed(fa_tests *t)
 {
     fa_result result = {0};
-    for (int version = 1; version <= versions_here(); ++version)
+    for (int version = 1; version <= flash_library_versions(); ++version)
         for (int i = 0; i < causal_packed_count(); ++i) {
             const causal_packed_spec spec = causal_packed_case(version, i);
             char name[FA_CASE_NAME];
@@ -599,7 +591,7 @@ static fa_status leak_count(causal_packed *b, int version, int changed, bool inf
  */
 static void test_packed_leakage(fa_tests *t)
 {
-    for (int version = 1; version <= versions_here(); ++version)
+    for (int version = 1; version <= flash_library_versions(); ++version)
         for (int pair = 0; pair < 2; ++pair)
             for (int pick = 0; pick < 4; ++pick) {
                 const int index = 4 * pair + 1; /* rows and keys of their own: none, causal-br */
