@@ -51,8 +51,8 @@ enum {
     FLASH3_BOX_ROWS = 64,        /**< rows of Q per TMA box: one consumer's (wgmma's m) */
     FLASH3_COLUMNS = 64,         /**< elements per column block of a tile: 128 bytes, the swizzle's span */
     FLASH3_ALIGN = 1024,         /**< bytes: the 128-byte swizzle repeats every 8 rows of 128 bytes */
-    FLASH3_PRODUCER_REGS = 40,   /**< registers a producer thread keeps (setmaxnreg) */
-    FLASH3_CONSUMER_REGS = 232,  /**< registers a consumer thread takes */
+    FLASH3_PRODUCER_REGS = 24,   /**< registers a producer thread keeps (setmaxnreg) */
+    FLASH3_CONSUMER_REGS = 240,  /**< registers a consumer thread takes */
     FLASH3_TURN_BARRIER = 1,     /**< named barriers 1 and 2: the consumers' turns (0 is __syncthreads()) */
     FLASH3_TAIL_BARRIER = 3      /**< named barrier 3: a packed sequence's last V tile zeroed past its keys */
 };

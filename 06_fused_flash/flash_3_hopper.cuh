@@ -10,15 +10,18 @@
  *     then K_t and V_t into a ring of FLASH3_STAGES stages, each stage
  *     waiting on its "empty" barrier until both consumers are done with it;
  *   warpgroups 1 and 2, the consumers, 64 rows each: per key tile, wait on
- *     K_t's "full" barrier, S = Q K_t^T by wgmma (m64n128k16 steps, both
- *     from shared memory), release K_t, the online softmax on S's
- *     accumulators, P rounded to T in registers, wait on V_t, O += P V_t by
- *     wgmma (P from registers), release V_t. At D = 128 the two take turns
- *     to issue S's products (ping-pong), so one's softmax overlaps the
- *     other's products.
+ *     K_t's "full" barrier, issue S = Q K_t^T by wgmma (m64n128k16 steps,
+ *     both from shared memory) and then O += P_{t-1} V_{t-1} (P from
+ *     registers), wait for S alone, release K_t, run the online softmax on
+ *     S's accumulators while the tensor cores finish P_{t-1} V_{t-1}, then
+ *     wait for it, release V_{t-1}, rescale O and round P_t to T. At D = 128
+ *     the two take turns to issue their products (ping-pong), so one's
+ *     softmax also overlaps the other's products.
  *
  * The producer gives its registers back (setmaxnreg) so that the consumers,
- * which hold S (64 floats) and O (D / 2 floats) a thread, can have 232.
+ * which hold S (64 floats), P (32 registers) and O (D / 2 floats) a thread,
+ * can have 240. Blocks run their query tiles last to first: under a causal
+ * mask the last tiles see the most keys, and the grid ends on the lightest.
  * Tiles are stored as TMA writes them: column blocks of 64 elements (128
  * bytes), 128-byte swizzled, which is the layout wgmma's descriptors read.
  * The key tiles are M25's (\ref stage07): the producer loads and the
@@ -112,7 +115,9 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
         k_empty[FLASH3_STAGES], v_empty[FLASH3_STAGES];
 
     const int b = blockIdx.z, h = blockIdx.y;
-    const int row0 = blockIdx.x * FLASH3_BR;
+    /* The last query tiles first: under a causal mask they see the most keys, so the grid's
+     * last wave is its lightest blocks. */
+    const int row0 = (int)(gridDim.x - 1 - blockIdx.x) * FLASH3_BR;
     const int h_kv = h / (int)(p.heads_q / p.heads_kv);
     const flash_sequence seq = flash_sequence_of<PACKED>(p, b);
     if (PACKED && row0 >= seq.nq)
@@ -180,13 +185,13 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
             o[0][n][e] = 0.0f;
     mbarrier_wait(&q_full, 0);
 
-    /* Ping-pong: the consumers take turns to issue S = Q K_t^T, so that one's softmax runs
-     * while the other's product has the tensor cores. A consumer waits for its turn on its
-     * named barrier (all 256 consumer threads: its own sync, the other's arrive), issues, and
-     * gives the other its turn. Consumer 1 gives consumer 0 the first turn; consumer 0 takes
-     * the turn consumer 1 gives after its last tile, so that each barrier ends balanced.
-     * D = 128 only: at D = 64 the products are too short to hide a softmax behind, and the
-     * turns cost it about a tenth (measured on \ref stage06). */
+    /* Ping-pong: the consumers take turns to issue their products (S_t, then P_{t-1} V_{t-1}),
+     * so that one's softmax runs while the other's products have the tensor cores. A consumer
+     * waits for its turn on its named barrier (all 256 consumer threads: its own sync, the
+     * other's arrive), issues, and gives the other its turn. Consumer 1 gives consumer 0 the
+     * first turn; consumer 0 takes the turn consumer 1 gives after its last tile, so that each
+     * barrier ends balanced. D = 128 only: at D = 64 the products are too short to hide a
+     * softmax behind, and the turns cost it about a tenth (measured on \ref stage06). */
     constexpr bool PING_PONG = D == 128;
     constexpr int PAIR = FLASH3_CONSUMERS * FLASH3_WARPGROUP;
     const int my_turn = FLASH3_TURN_BARRIER + consumer, their_turn = FLASH3_TURN_BARRIER + 1 - consumer;
@@ -194,18 +199,17 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
         named_barrier_arrive<PAIR>(their_turn);
 
     const int64_t warp_row0 = row0 + FLASH3_BOX_ROWS * consumer + 16 * warp;
-    for (int64_t t = tiles.begin; t < tiles.end; ++t) {
-        const int visit = (int)(t - tiles.begin), st = visit % FLASH3_STAGES;
-        const uint32_t parity = (visit / FLASH3_STAGES) & 1;
-        const T *const k_tile = k_tiles + st * KV_ELEMENTS;
-        T *const v_tile = v_tiles + st * KV_ELEMENTS;
-        const int64_t key0 = t * FLASH3_BC;
-
-        mbarrier_wait(&k_full[st], parity);
-        float s[1][NT][4];
-        if (PING_PONG)
-            named_barrier_sync<PAIR>(my_turn);
-        wgmma_fence();
+    /* Overlap: each tile's P V is issued after the next tile's S = Q K^T, so that the tensor
+     * cores run it while this warpgroup's softmax runs on those scores; the first tile has no
+     * P V before it, the last one's comes after the loop. D = 128 only: at D = 64 it cost
+     * 10 to 18 percent (measured on \ref stage06), and each tile's P V follows its softmax. */
+    constexpr bool OVERLAP = D == 128;
+    float s[1][NT][4];
+    uint32_t pa[NT / 2][4]; /* P of the tile whose P V is still to issue */
+    auto stage_of = [&](int64_t t) { return (int)(t - tiles.begin) % FLASH3_STAGES; };
+    auto parity_of = [&](int64_t t) { return (uint32_t)((t - tiles.begin) / FLASH3_STAGES) & 1; };
+    auto issue_s = [&](int64_t t) {
+        const T *const k_tile = k_tiles + stage_of(t) * KV_ELEMENTS;
 #pragma unroll
         for (int ks = 0; ks < D / 16; ++ks) { /* 16 columns: 32 bytes along a swizzled row */
             const int block = ks / 4, step = 2 * (ks % 4);
@@ -215,32 +219,9 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
                          ks);
         }
         wgmma_commit();
-        if (PING_PONG)
-            named_barrier_arrive<PAIR>(their_turn);
-        wgmma_wait_all();
-        wgmma_pin(reinterpret_cast<float(&)[64]>(s));
-        mbarrier_arrive(&k_empty[st]); /* S is in registers: K_t may be overwritten */
-
-        if (causal_tile_masked(tiles, t)) /* also a tail tile: its keys past nk are TMA's zeros */
-            causal2_mask<1, NT>(s, flash_sequence_band(p, seq), warp_row0, key0, seq.nk);
-        float m_new[1][2], alpha[1][2];
-        tile2_rowmax<1, NT>(s, m, m_new);
-        tile2_exp<1, NT>(s, m, m_new, c, alpha);
-        tile2_rowsum<1, NT>(l, alpha, s);
-        tile2_rescale<D, 1>(o, alpha);
-
-        /* P as wgmma's A operand, all of it before the first P V wgmma (\ref stage06, pitfalls). */
-        uint32_t pa[NT / 2][4];
-#pragma unroll
-        for (int kk = 0; kk < NT / 2; ++kk)
-            tile2_p_fragment<T>(s[0][2 * kk], s[0][2 * kk + 1], pa[kk]);
-        mbarrier_wait(&v_full[st], parity);
-        if (PACKED && key0 + FLASH3_BC > seq.nk)
-            flash3_zero_v_tail<BLOCKS>(v_tile, (int)(seq.nk - key0),
-                                       threadIdx.x - FLASH3_WARPGROUP);
-        wgmma_pin(reinterpret_cast<float(&)[D / 2]>(o));
-        wgmma_pin(reinterpret_cast<uint32_t(&)[NT * 2]>(pa));
-        wgmma_fence();
+    };
+    auto issue_pv = [&](int64_t t) {
+        const T *const v_tile = v_tiles + stage_of(t) * KV_ELEMENTS;
 #pragma unroll
         for (int kk = 0; kk < NT / 2; ++kk)
 #pragma unroll
@@ -249,14 +230,97 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
                          wgmma_descriptor(v_tile + (block * FLASH3_BC + 16 * kk) * FLASH3_COLUMNS, 1, 64),
                          1);
         wgmma_commit();
-        wgmma_wait_all();
-        wgmma_pin(reinterpret_cast<float(&)[D / 2]>(o));
-        wgmma_pin(reinterpret_cast<uint32_t(&)[NT * 2]>(pa));
-        mbarrier_arrive(&v_empty[st]);
+    };
+    /* V_t ready for wgmma: its full barrier, and a packed sequence's last tile zeroed past its
+     * keys (never inside a turn: the zeroing waits for both consumers). */
+    auto await_v = [&](int64_t t) {
+        mbarrier_wait(&v_full[stage_of(t)], parity_of(t));
+        const int64_t key0 = t * FLASH3_BC;
+        if (PACKED && key0 + FLASH3_BC > seq.nk)
+            flash3_zero_v_tail<BLOCKS>(v_tiles + stage_of(t) * KV_ELEMENTS, (int)(seq.nk - key0),
+                                       threadIdx.x - FLASH3_WARPGROUP);
+    };
+    /* M25's mask and M19-M21 on S_t; alpha rescales O once the P V before it is done. */
+    auto softmax = [&](int64_t t, float (&alpha)[1][2]) {
+        if (causal_tile_masked(tiles, t)) /* also a tail tile: its keys past nk are TMA's zeros */
+            causal2_mask<1, NT>(s, flash_sequence_band(p, seq), warp_row0, t * FLASH3_BC, seq.nk);
+        float m_new[1][2];
+        tile2_rowmax<1, NT>(s, m, m_new);
+        tile2_exp<1, NT>(s, m, m_new, c, alpha);
+        tile2_rowsum<1, NT>(l, alpha, s);
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh)
             m[0][hh] = m_new[0][hh];
+    };
+    /* P as wgmma's A operand, all of it before the first P V wgmma (\ref stage06, pitfalls). */
+    auto round_p = [&]() {
+#pragma unroll
+        for (int kk = 0; kk < NT / 2; ++kk)
+            tile2_p_fragment<T>(s[0][2 * kk], s[0][2 * kk + 1], pa[kk]);
+    };
+    /* P_t V_t's wgmma is done: O and P are this thread's again, V_t the producer's. */
+    auto finish_pv = [&](int64_t t) {
+        wgmma_wait<0>();
+        wgmma_pin(reinterpret_cast<float(&)[D / 2]>(o));
+        wgmma_pin(reinterpret_cast<uint32_t(&)[NT * 2]>(pa));
+        mbarrier_arrive(&v_empty[stage_of(t)]);
+    };
+    auto pv_now = [&](int64_t t) {
+        await_v(t);
+        wgmma_pin(reinterpret_cast<float(&)[D / 2]>(o));
+        wgmma_pin(reinterpret_cast<uint32_t(&)[NT * 2]>(pa));
+        wgmma_fence();
+        issue_pv(t);
+        finish_pv(t);
+    };
+
+    if (tiles.end > tiles.begin) { /* the first tile: S, its softmax (O is still zero), P */
+        mbarrier_wait(&k_full[stage_of(tiles.begin)], parity_of(tiles.begin));
+        if (PING_PONG)
+            named_barrier_sync<PAIR>(my_turn);
+        wgmma_fence();
+        issue_s(tiles.begin);
+        if (PING_PONG)
+            named_barrier_arrive<PAIR>(their_turn);
+        wgmma_wait<0>();
+        wgmma_pin(reinterpret_cast<float(&)[64]>(s));
+        mbarrier_arrive(&k_empty[stage_of(tiles.begin)]); /* S is in registers: K may be overwritten */
+        float alpha[1][2];
+        softmax(tiles.begin, alpha);
+        round_p();
+        if (!OVERLAP)
+            pv_now(tiles.begin);
     }
+    for (int64_t t = tiles.begin + 1; t < tiles.end; ++t) {
+        mbarrier_wait(&k_full[stage_of(t)], parity_of(t));
+        if (OVERLAP)
+            await_v(t - 1);
+        if (PING_PONG)
+            named_barrier_sync<PAIR>(my_turn);
+        if (OVERLAP) {
+            wgmma_pin(reinterpret_cast<float(&)[D / 2]>(o));
+            wgmma_pin(reinterpret_cast<uint32_t(&)[NT * 2]>(pa));
+        }
+        wgmma_fence();
+        issue_s(t);
+        if (OVERLAP)
+            issue_pv(t - 1);
+        if (PING_PONG)
+            named_barrier_arrive<PAIR>(their_turn);
+        wgmma_wait<OVERLAP ? 1 : 0>(); /* S_t is done; P_{t-1} V_{t-1} may still run */
+        wgmma_pin(reinterpret_cast<float(&)[64]>(s));
+        mbarrier_arrive(&k_empty[stage_of(t)]);
+        float alpha[1][2];
+        softmax(t, alpha);
+        if (OVERLAP)
+            finish_pv(t - 1);
+        tile2_rescale<D, 1>(o, alpha);
+        round_p();
+        if (!OVERLAP)
+            pv_now(t);
+    }
+    if (OVERLAP && tiles.end > tiles.begin) /* the last tile's P V */
+        pv_now(tiles.end - 1);
 
     if (PING_PONG && consumer == 0)
         named_barrier_sync<PAIR>(my_turn);

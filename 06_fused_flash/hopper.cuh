@@ -110,10 +110,15 @@ static __device__ __forceinline__ void wgmma_commit(void)
     asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
 }
 
-/** Waits until every committed wgmma group has finished: its accumulators are readable. */
-static __device__ __forceinline__ void wgmma_wait_all(void)
+/**
+ * Waits until at most @p PENDING committed wgmma groups are unfinished: groups
+ * finish in the order they were committed, so every older group's
+ * accumulators are readable.
+ */
+template <int PENDING>
+static __device__ __forceinline__ void wgmma_wait(void)
 {
-    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(PENDING) : "memory");
 }
 
 /**
@@ -121,7 +126,7 @@ static __device__ __forceinline__ void wgmma_wait_all(void)
  * registers asynchronously, which the compiler does not see: it takes an asm
  * statement's operands as used at the statement. Pinning what a wgmma reads
  * (O, P) before wgmma_fence() and what it reads or writes (S, O, P) after
- * wgmma_wait_all() keeps every other use of them outside the span in which
+ * wgmma_wait() keeps every other use of them outside the span in which
  * the tensor cores own them.
  */
 template <int N>
@@ -190,7 +195,7 @@ static __device__ __forceinline__ void registers_claim(void)
 
 /**
  * Defines wgmma_scores() and wgmma_pv() for T = bf16 or fp16 (overloads on a
- * T() tag, as tile2_mma()), fp32 accumulators. Asynchronous: wgmma_commit(), then wgmma_wait_all() before d
+ * T() tag, as tile2_mma()), fp32 accumulators. Asynchronous: wgmma_commit(), then wgmma_wait() before d
  * is read. d = A B, not d += A B, when @p accumulate is 0.
  */
 #define FLASH3_WGMMA(T, PTX)                                                                        \
