@@ -1,12 +1,23 @@
 # fa_add_mutants: the GPU mutants of a stage (docs/numerics.md, "Proving the
 # check can fail"): each is a reference kernel file with one deliberate bug,
-# built into a test-only copy of the stage driver in the learner's slot, and
-# its test requires the stage's own judging to reject it.
+# built into a test-only copy of the stage driver in the learner's slot (or,
+# for the library's own version, in the library's place: below), and its
+# test requires the stage's own judging to reject it.
 #
 #   fa_add_mutants(NUMBER 06 MILESTONE 23 TABLE stage06_mutants)
 #
 # TABLE names the variable that holds the table (a name: the table's
 # semicolons would split it as an argument).
+#
+#   fa_add_mutants(NUMBER 06 MILESTONE 23 TABLE stage06_library_mutants
+#                  LIBRARY_VERSION 3 LIBRARY_TARGET flashattn_hopper)
+#
+# A version with no learner slot (LIBRARY_VERSION, the library's alone) is
+# built by the OBJECT library LIBRARY_TARGET from one source: its mutants
+# compile that source again over the mutated file (or the mutated source
+# itself), for the same architectures, into the copy of the driver, whose
+# own objects then define every symbol of LIBRARY_TARGET's, so the linker
+# leaves the stage archive's copy out; the test runs the reference.
 # One mutant a line of the table: name|version|file|text|replacement|verdict,
 # where version is the milestone's version the bug is in (0: it has one),
 # file is from the repository root, text is a fixed string that must occur
@@ -27,7 +38,7 @@
 find_program(FA_COMPUTE_SANITIZER compute-sanitizer HINTS ${CUDAToolkit_BIN_DIR})
 
 function(fa_add_mutants)
-  cmake_parse_arguments(MU "" "NUMBER;MILESTONE;TABLE" "" ${ARGN})
+  cmake_parse_arguments(MU "" "NUMBER;MILESTONE;TABLE;LIBRARY_VERSION;LIBRARY_TARGET" "" ${ARGN})
   set(stage stage${MU_NUMBER})
   string(REPLACE ";" "<semicolon>" table "${${MU_TABLE}}")
   string(REGEX MATCHALL "[^\n]+" lines "${table}")
@@ -79,12 +90,38 @@ function(fa_add_mutants)
       file(WRITE "${dir}/${file_name}" "${mutated}")
     endif()
 
-    # launch.cu over the mutated file (found first), in the learner's slot.
     set(target ${stage}_mutant_${name})
-    add_library(${target}_kernels OBJECT harness/launch.cu)
-    target_include_directories(${target}_kernels BEFORE PRIVATE "${dir}")
-    target_compile_definitions(${target}_kernels PRIVATE FA_LEARNER_KERNELS=1)
-    target_link_libraries(${target}_kernels PRIVATE ${stage}_cpu fa_common_cuda)
+    if(MU_LIBRARY_TARGET AND version EQUAL MU_LIBRARY_VERSION)
+      # The library's source beside the mutated file (a quoted #include looks in the
+      # including file's folder first), or the mutated source, built as the library builds it.
+      get_target_property(library_source ${MU_LIBRARY_TARGET} SOURCES)
+      get_target_property(library_dir ${MU_LIBRARY_TARGET} SOURCE_DIR)
+      get_target_property(library_archs ${MU_LIBRARY_TARGET} CUDA_ARCHITECTURES)
+      set(library_source "${library_dir}/${library_source}")
+      get_filename_component(library_name "${library_source}" NAME)
+      if(NOT library_source STREQUAL source)
+        configure_file("${library_source}" "${dir}/${library_name}" COPYONLY)
+      endif()
+      add_library(${target}_kernels OBJECT "${dir}/${library_name}")
+      set_target_properties(${target}_kernels PROPERTIES CUDA_ARCHITECTURES "${library_archs}")
+      target_include_directories(${target}_kernels BEFORE PRIVATE "${dir}" "${library_dir}")
+      target_include_directories(${target}_kernels PRIVATE
+          $<TARGET_PROPERTY:${MU_LIBRARY_TARGET},INCLUDE_DIRECTORIES>)
+      target_link_libraries(${target}_kernels PRIVATE fa_common_cuda)
+      # The tour runs the learner's slot: the reference's own line names its failing case.
+      set(impl reference)
+      set(judged --impl reference)
+      set(failed_line "M${MU_MILESTONE} [^\n]*reference +FAILED[^\n]*case '")
+    else()
+      # launch.cu over the mutated file (found first), in the learner's slot.
+      add_library(${target}_kernels OBJECT harness/launch.cu)
+      target_include_directories(${target}_kernels BEFORE PRIVATE "${dir}")
+      target_compile_definitions(${target}_kernels PRIVATE FA_LEARNER_KERNELS=1)
+      target_link_libraries(${target}_kernels PRIVATE ${stage}_cpu fa_common_cuda)
+      set(impl learner)
+      set(judged --impl learner --tour)
+      set(failed_line "M${MU_MILESTONE} failed case '")
+    endif()
     target_compile_options(${target}_kernels PRIVATE ${FA_CUDA_WARNINGS})
     add_executable(${target} harness/main.c $<TARGET_OBJECTS:${target}_kernels>)
     target_link_libraries(${target} PRIVATE ${stage}_kernels)
@@ -100,13 +137,15 @@ function(fa_add_mutants)
       else()
         message(FATAL_ERROR "mutant ${name}: verdict ${verdict}: the ratio must be 1 or 10")
       endif()
-      fa_add_exit_test(${target} 1 "M${MU_MILESTONE} failed case '${case_prefix}[^\n]* at \\([^\n]*worst err/bound (${ratio})"
-                       $<TARGET_FILE:${target}> --impl learner --tour --milestone ${MU_MILESTONE} ${select})
-      set_tests_properties(${target} PROPERTIES LABELS "gpu;mutant;${stage}" SKIP_REGULAR_EXPRESSION "GPU no ")
+      fa_add_exit_test(${target} 1 "${failed_line}${case_prefix}[^\n]* at \\([^\n]*worst err/bound (${ratio})"
+                       $<TARGET_FILE:${target}> ${judged} --milestone ${MU_MILESTONE} ${select})
+      # A library version may need more than a GPU (version 3: compute capability 9.0).
+      set_tests_properties(${target} PROPERTIES LABELS "gpu;mutant;${stage}"
+                           SKIP_REGULAR_EXPRESSION "GPU no ;no usable GPU;\\(v[0-9] runs on ")
     elseif(FA_COMPUTE_SANITIZER)
       fa_add_exit_test(${target} 99 "RACECHECK SUMMARY: [1-9][0-9]* hazard"
                        ${FA_COMPUTE_SANITIZER} --tool racecheck --error-exitcode 99 $<TARGET_FILE:${target}>
-                       --impl learner --milestone ${MU_MILESTONE} ${select} --quick)
+                       --impl ${impl} --milestone ${MU_MILESTONE} ${select} --quick)
       set_tests_properties(${target} PROPERTIES LABELS "gpu;mutant;${stage}"
                            SKIP_REGULAR_EXPRESSION "no usable GPU")
     else()

@@ -20,3 +20,21 @@ o_barrier_dropped|2|06_fused_flash/flash_2_tensor_cores.cuh|    __syncthreads();
 # of tools/check_harness.sh.)
 
 fa_add_mutants(NUMBER 06 MILESTONE 23 TABLE stage06_mutants)
+
+# Version 3's, in the library's place (forward_hopper.cu rebuilt over each),
+# judged by M23's version 3 cases; skipped where the device is not of compute
+# capability 9.0.
+set(stage06_library_mutants [=[
+v3_o_not_rescaled|3|06_fused_flash/flash_3_hopper.cuh|tile2_rescale<D, 1>(o, alpha);|/* O not rescaled */|judge:10
+v3_tail_unmasked|3|06_fused_flash/flash_3_hopper.cuh|if (causal_tile_masked(tiles, t))|if (false)|judge:10
+v3_scale_twice|3|06_fused_flash/flash_3_hopper.cuh|const float c = scale * FA_LOG2E_F;|const float c = scale * scale * FA_LOG2E_F;|judge:10
+v3_copies_unswizzled|3|06_fused_flash/forward_hopper.cu|CU_TENSOR_MAP_SWIZZLE_128B|CU_TENSOR_MAP_SWIZZLE_NONE|judge:10
+]=])
+# What each breaks: v3_o_not_rescaled, v3_tail_unmasked and v3_scale_twice
+# as version 2's o_not_rescaled, tail_unmasked and scale_twice;
+# v3_copies_unswizzled, TMA lays the tiles out unswizzled while wgmma's
+# descriptors read them 128-byte swizzled, so Q, K and V reach the products
+# with their 16-byte chunks permuted.
+
+fa_add_mutants(NUMBER 06 MILESTONE 23 TABLE stage06_library_mutants
+               LIBRARY_VERSION 3 LIBRARY_TARGET flashattn_hopper)
