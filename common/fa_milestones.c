@@ -54,7 +54,7 @@ static const fa_milestone_info milestones[FA_MILESTONE_COUNT] = {
      * on a battery of calls, not on a problem. */
     {23, 6, "fused flash kernel", 3, FUSED},
     {24, 6, "flash attention launcher", 0, 0},
-    {25, 7, "causal mask", 0, FUSED | FA_PROBLEM_MASK | FA_PROBLEM_WINDOW},
+    {25, 7, "causal mask", 3, FUSED | FA_PROBLEM_MASK | FA_PROBLEM_WINDOW},
 };
 
 static const char *const stage_dirs[FA_STAGE_COUNT] = {

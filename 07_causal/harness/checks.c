@@ -5,9 +5,10 @@
  *
  * Cases are named as the failure line prints them and `--case` takes them
  * ("fixture 'sentinels 6x4 causal-br' bf16", "grid 17 nq=128 nk=217 d=96
- * fp16 bnhd mqa causal-br"), each with its own random stream from (seed,
- * milestone, case index). With problem flags (--mask among them), one case
- * of that problem.
+ * fp16 bnhd mqa causal-br"; the library's versions' with "v2 " or "v3 " in
+ * front), each with its own random stream from (seed, milestone, version,
+ * case index). With problem flags (--mask among them), one case of that
+ * problem per version.
  */
 #include "checks.h"
 
@@ -21,17 +22,55 @@
 #include "fa_rng.h"
 #include "judge.h"
 
-enum { M25 = 25, VERSION = 1 };
+/* Version 1 runs the learner's key tiles (the slot); versions 2 and 3 take the same masks in
+ * the library, read rather than written: the reference runs them, where the device does. */
+enum { M25 = 25, VERSION = 1, VERSIONS = 3 };
 
 flash_launcher causal_forward_of(fa_impl impl)
 {
     return impl == FA_IMPL_LEARNER ? learner_causal_forward : ref_causal_forward;
 }
 
+/** What runs version @p version of @p impl: the stage's launcher, or the library's for 2 and 3. */
+static flash_launcher launcher_of(fa_impl impl, int version)
+{
+    return version == VERSION ? causal_forward_of(impl) : flash_library_forward;
+}
+
+/** Version @p version asked of the learner: only version 1 has a slot here. */
+static fa_status no_learner_slot(int version)
+{
+    return fa_fail(FA_ERR_UNSUPPORTED, "version %d takes the masks in the library: it has no "
+                                       "learner slot in stage 07; run --impl reference", version);
+}
+
+/** Whether version @p version of @p impl runs here: FA_OK, or why not (the error set). */
+static fa_status version_runs(fa_impl impl, int version)
+{
+    if (version == VERSION)
+        return FA_OK;
+    if (impl == FA_IMPL_LEARNER)
+        return no_learner_slot(version);
+    return version == 3 ? flash3_device_check() : FA_OK;
+}
+
+/** The random stream of case @p index of version @p version (version 1's as they always were). */
+static uint64_t case_stream(int version, uint64_t index)
+{
+    return ((uint64_t)M25 << 32) | ((uint64_t)(version - VERSION) << 24) | index;
+}
+
+/** "v2 ", "v3 ": the prefix of the library's versions' case names (version 1's have none). */
+static const char *case_prefix(int version)
+{
+    static const char *const prefixes[] = {"", "", "v2 ", "v3 "};
+    return prefixes[version];
+}
+
 /** The problem of the flags when one is not given: GQA, ragged, causal bottom-right. */
 enum { FLAG_BATCH = 2, FLAG_HEADS = 4, FLAG_HEADS_KV = 2, FLAG_NQ = 100, FLAG_NK = 177, FLAG_D = 64 };
 
-static flash_spec flags_spec(const fa_run_options *options)
+static flash_spec flags_spec(const fa_run_options *options, int version)
 {
     const fa_problem *p = &options->problem;
     const int64_t heads = fa_problem_get(p, FA_PROBLEM_HEADS, FLAG_HEADS);
@@ -43,7 +82,7 @@ static flash_spec flags_spec(const fa_run_options *options)
         .nq = fa_problem_get(p, FA_PROBLEM_NQ, FLAG_NQ),
         .nk = fa_problem_get(p, FA_PROBLEM_NK, FLAG_NK),
         .head_dim = fa_problem_get(p, FA_PROBLEM_D, FLAG_D),
-        .dtype = fa_problem_has(p, FA_PROBLEM_DTYPE) ? p->dtype : FA_F32,
+        .dtype = fa_problem_has(p, FA_PROBLEM_DTYPE) ? p->dtype : version == VERSION ? FA_F32 : FA_BF16,
         .layout = FLASH_BNHD,
         .lse = true,
         .scores = FLASH_SCORES_SPREAD,
@@ -55,10 +94,10 @@ static flash_spec flags_spec(const fa_run_options *options)
     return s;
 }
 
-/** Runs one case of @p impl and judges it; false when it did not pass. */
-static bool run(fa_result *result, const char *name, fa_impl impl, flash_case *c)
+/** Runs one case of version @p version of @p impl and judges it; false when it did not pass. */
+static bool run(fa_result *result, const char *name, fa_impl impl, int version, flash_case *c)
 {
-    return flash_result_run(result, name, causal_forward_of(impl), VERSION, c);
+    return flash_result_run(result, name, launcher_of(impl, version), version, c);
 }
 
 bool causal_packed_result(fa_result *result, const char *name, flash_launcher launch, int version,
@@ -109,28 +148,33 @@ static bool packed_run(fa_result *result, const fa_run_options *options, flash_l
 {
     const causal_packed_spec spec = causal_packed_case(version, index);
     char name[FA_CASE_NAME];
-    causal_packed_describe(&spec, index, name, sizeof name);
+    const size_t prefix = (size_t)snprintf(name, sizeof name, "%s", case_prefix(version));
+    causal_packed_describe(&spec, index, name + prefix, sizeof name - prefix);
     if (!fa_case_begin(result, options, name))
         return true;
     causal_packed b;
     const bool ok =
         fa_result_status(result, name,
                          causal_packed_make(&b, version, index, options->seed,
-                                            ((uint64_t)M25 << 32) | (1u << 20) | (uint64_t)index)) &&
+                                            case_stream(version, (1u << 20) | (uint64_t)index))) &&
         causal_packed_result(result, name, launch, version, &b);
     causal_packed_free(&b);
     return ok;
 }
 
 /**
- * The fixtures in fp32 and bf16 (unless problem flags were given), then the
- * grid and the packed batches, or the flags' case.
+ * One version's cases: version 1's fixtures in fp32 and bf16 (the
+ * library's versions take neither fp32 nor the fixtures' head dimensions),
+ * then the version's masked grid and packed batches, or the flags' case;
+ * false at the first case that fails, errs or is not implemented.
  */
-static void check_25(fa_impl impl, const fa_run_options *options, fa_result *result)
+static bool check_version(int version, fa_impl impl, const fa_run_options *options,
+                          fa_result *result)
 {
     char name[FA_CASE_NAME];
     static const fa_dtype FIXTURE_DTYPES[] = {FA_F32, FA_BF16};
-    for (int f = 0; f < causal_fixture_count && options->problem.given == 0; ++f)
+    for (int f = 0; f < causal_fixture_count && options->problem.given == 0 && version == VERSION;
+         ++f)
         for (int t = 0; t < FA_COUNT_OF(FIXTURE_DTYPES); ++t) {
             snprintf(name, sizeof name, "fixture '%s' %s", causal_fixture_name(f),
                      fa_dtype_name(FIXTURE_DTYPES[t]));
@@ -139,49 +183,92 @@ static void check_25(fa_impl impl, const fa_run_options *options, fa_result *res
             flash_fixture x;
             const bool ok =
                 fa_result_status(result, name, causal_fixture_make(f, FIXTURE_DTYPES[t], &x)) &&
-                run(result, name, impl, &x.c);
+                run(result, name, impl, version, &x.c);
             flash_fixture_free(&x);
             if (!ok)
-                return;
+                return false;
         }
-    const int count = options->problem.given != 0 ? 1 : causal_grid_count(VERSION, options->quick);
+    const int count = options->problem.given != 0 ? 1 : causal_grid_count(version, options->quick);
     for (int i = 0; i < count; ++i) {
         const flash_spec s = options->problem.given != 0
-                                 ? flags_spec(options)
-                                 : causal_grid_spec(VERSION, options->quick, i);
+                                 ? flags_spec(options, version)
+                                 : causal_grid_spec(version, options->quick, i);
         if (options->problem.given != 0)
-            snprintf(name, sizeof name, "flags batch=%lld heads=%lld/%lld ", (long long)s.batch,
-                     (long long)s.heads_q, (long long)s.heads_kv);
+            snprintf(name, sizeof name, "%sflags batch=%lld heads=%lld/%lld ", case_prefix(version),
+                     (long long)s.batch, (long long)s.heads_q, (long long)s.heads_kv);
         else
-            snprintf(name, sizeof name, "grid %d ", i);
+            snprintf(name, sizeof name, "%sgrid %d ", case_prefix(version), i);
         const size_t prefix = strlen(name);
         flash_spec_describe(&s, name + prefix, sizeof name - prefix);
         if (!fa_case_begin(result, options, name))
             continue;
         fa_rng rng;
-        fa_rng_seed(&rng, options->seed, ((uint64_t)M25 << 32) | (uint64_t)i);
+        fa_rng_seed(&rng, options->seed, case_stream(version, (uint64_t)i));
         flash_case c = {0};
         const bool ok =
             fa_result_status(result, name,
-                             flash_case_random(&c, &s, flash_block_n(VERSION, s.head_dim), &rng)) &&
-            run(result, name, impl, &c);
+                             flash_case_random(&c, &s, flash_block_n(version, s.head_dim), &rng)) &&
+            run(result, name, impl, version, &c);
         flash_case_free(&c);
         if (!ok)
-            return;
+            return false;
     }
     for (int i = 0; i < causal_packed_count() && options->problem.given == 0; ++i)
-        if (!packed_run(result, options, causal_forward_of(impl), VERSION, i))
-            return;
-    fa_result_pass(result,
-                   "o and lse end to end within the bound, every mask, plain and packed batches "
-                   "(%d cases)",
-                   result->cases);
+        if (!packed_run(result, options, launcher_of(impl, version), version, i))
+            return false;
+    return true;
 }
 
-/** M25 on an empty call (no CUDA call): FA_OK, or FA_ERR_NOT_IMPLEMENTED from the skeleton. */
+/**
+ * Version 1, then the library's versions 2 and 3 for the reference (or the
+ * one --version asks for): a failure or an error of any is the verdict.
+ * Version 3 runs on a device of compute capability 9.0; elsewhere the
+ * reference names it as not run, and with --version 3 the reason is the
+ * error.
+ */
+static void check_25(fa_impl impl, const fa_run_options *options, fa_result *result)
+{
+    char passed[FA_RESULT_DETAIL] = "";
+    for (int version = VERSION; version <= VERSIONS; ++version) {
+        if (options->version != 0 && options->version != version)
+            continue;
+        if (impl == FA_IMPL_LEARNER && options->version == 0 && version != VERSION)
+            continue; /* the learner's M25 is version 1 */
+        const fa_status runs = version_runs(impl, version);
+        if (runs != FA_OK) {
+            if (options->version == version) {
+                char name[8];
+                snprintf(name, sizeof name, "v%d", version);
+                fa_result_status(result, name, runs);
+                return;
+            }
+            const size_t used = strlen(passed);
+            snprintf(passed + used, sizeof passed - used, "%sversion %d not run (%s)",
+                     used > 0 ? ", " : "", version, fa_last_error());
+            continue;
+        }
+        const int before = result->cases;
+        if (!check_version(version, impl, options, result))
+            return;
+        if (result->cases == before)
+            continue; /* --case named a case of another version */
+        const size_t used = strlen(passed);
+        snprintf(passed + used, sizeof passed - used, "%sversion %d passed (%d cases)",
+                 used > 0 ? ", " : "", version, result->cases - before);
+    }
+    fa_result_pass(result, "%s: o and lse end to end within the bound, every mask, plain and "
+                           "packed batches", passed);
+}
+
+/**
+ * M25 on an empty call (no CUDA call): FA_OK, or FA_ERR_NOT_IMPLEMENTED from
+ * the skeleton; for --version 2 or 3, whether @p impl has that version (the
+ * device is the check's to ask).
+ */
 static fa_status probe_25(fa_impl impl, const fa_run_options *options)
 {
-    (void)options;
+    if (options->version > VERSION)
+        return impl == FA_IMPL_LEARNER ? no_learner_slot(options->version) : FA_OK;
     const fa_attention_params empty = {.dtype = FA_BF16, .heads_kv = 1, .head_dim = 64,
                                        .mask = FA_MASK_CAUSAL_BOTTOM_RIGHT};
     return causal_forward_of(impl)(VERSION, &empty, 0);
@@ -193,7 +280,7 @@ enum { TIMED_BATCH = 16, TIMED_HEADS = 16, TIMED_N = 1024, TIMED_D = 64 };
 static fa_status time_25(fa_impl impl, const fa_run_options *options, double *milliseconds,
                          char *label, size_t cap)
 {
-    flash_spec f = flags_spec(options);
+    flash_spec f = flags_spec(options, VERSION);
     if (options->problem.given == 0)
         f = (flash_spec){.batch = TIMED_BATCH, .heads_q = TIMED_HEADS, .heads_kv = TIMED_HEADS,
                          .nq = TIMED_N, .nk = TIMED_N, .head_dim = TIMED_D, .dtype = FA_F32,

@@ -9,7 +9,9 @@
  * (causal_packed_case()), each judged end to end against
  * fa_attention_reference() under the masks' own allowed keys and the bound
  * of the declared method (a packed batch sequence by sequence), with
- * canaries after every buffer.
+ * canaries after every buffer. For the reference it then runs the library's
+ * versions 2 and 3 on their own grids and packed batches (version 3 where
+ * the device runs it); --version picks one.
  */
 #ifndef CAUSAL_CHECKS_H
 #define CAUSAL_CHECKS_H
