@@ -10,13 +10,13 @@
  *     then K_t and V_t into a ring of FLASH3_STAGES stages, each stage
  *     waiting on its "empty" barrier until both consumers are done with it;
  *   warpgroups 1 and 2, the consumers, 64 rows each: per key tile, wait on
- *     K_t's "full" barrier, issue S = Q K_t^T by wgmma (m64n128k16 steps,
- *     both from shared memory) and then O += P_{t-1} V_{t-1} (P from
- *     registers), wait for S alone, release K_t, run the online softmax on
- *     S's accumulators while the tensor cores finish P_{t-1} V_{t-1}, then
- *     wait for it, release V_{t-1}, rescale O and round P_t to T. At D = 128
- *     the two take turns to issue their products (ping-pong), so one's
- *     softmax also overlaps the other's products.
+ *     K_t's "full" barrier, S = Q K_t^T by wgmma (m64n128k16 steps, both
+ *     from shared memory), release K_t, the online softmax on S's
+ *     accumulators, P rounded to T in registers, wait on V_t, O += P V_t by
+ *     wgmma (P from registers), release V_t. At D = 128 each tile's P V is
+ *     issued after the next tile's S and runs while the softmax of that S
+ *     does (overlap), and the two consumers take turns to issue their
+ *     products (ping-pong), so one's softmax also overlaps the other's.
  *
  * The producer gives its registers back (setmaxnreg) so that the consumers,
  * which hold S (64 floats), P (32 registers) and O (D / 2 floats) a thread,
@@ -185,13 +185,14 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
             o[0][n][e] = 0.0f;
     mbarrier_wait(&q_full, 0);
 
-    /* Ping-pong: the consumers take turns to issue their products (S_t, then P_{t-1} V_{t-1}),
-     * so that one's softmax runs while the other's products have the tensor cores. A consumer
-     * waits for its turn on its named barrier (all 256 consumer threads: its own sync, the
-     * other's arrive), issues, and gives the other its turn. Consumer 1 gives consumer 0 the
-     * first turn; consumer 0 takes the turn consumer 1 gives after its last tile, so that each
-     * barrier ends balanced. D = 128 only: at D = 64 the products are too short to hide a
-     * softmax behind, and the turns cost it about a tenth (measured on \ref stage06). */
+    /* Ping-pong: the consumers take turns to issue their products (S_t, then P_{t-1} V_{t-1};
+     * the last tile's P V, after the loop, takes no turn), so that one's softmax runs while the
+     * other's products have the tensor cores. A consumer waits for its turn on its named
+     * barrier (all 256 consumer threads: its own sync, the other's arrive), issues, and gives
+     * the other its turn. Consumer 1 gives consumer 0 the first turn; consumer 0 takes the
+     * turn consumer 1 gives after its last tile, so that each barrier ends balanced. D = 128
+     * only: at D = 64 the products are too short to hide a softmax behind, and the turns cost
+     * it about a tenth (measured on \ref stage06). */
     constexpr bool PING_PONG = D == 128;
     constexpr int PAIR = FLASH3_CONSUMERS * FLASH3_WARPGROUP;
     const int my_turn = FLASH3_TURN_BARRIER + consumer, their_turn = FLASH3_TURN_BARRIER + 1 - consumer;

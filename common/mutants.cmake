@@ -18,11 +18,14 @@
 # itself), for the same architectures, into the copy of the driver, whose
 # own objects then define every symbol of LIBRARY_TARGET's, so the linker
 # leaves the stage archive's copy out; the test runs the reference.
+#
 # One mutant a line of the table: name|version|file|text|replacement|verdict,
 # where version is the milestone's version the bug is in (0: it has one),
 # file is from the repository root, text is a fixed string that must occur
 # exactly once in it (\n stands for a newline), and the verdict is
-#   judge:R    `--impl learner --tour --milestone M [--version V]` fails, and
+#   judge:R    `--impl learner --tour --milestone M [--version V]` fails (a
+#              library version's: `--impl reference --milestone M --version
+#              V`, whose own line names the failing case), and
 #              the failing case's worst err/bound is at least R: 10 where
 #              the inputs expose the bug by far, 1 where only the bound's own
 #              terms separate the bug from a correct kernel;
@@ -33,7 +36,8 @@
 # aside.)
 #
 # Targets: stageNN_mutant_<name>. Tests: stageNN_mutant_<name>, labels
-# gpu;mutant;stageNN (skipped without a GPU, or without compute-sanitizer).
+# gpu;mutant;stageNN (skipped without a GPU, without compute-sanitizer, or
+# where the device does not run the version: "(v3 runs on 9.0)").
 
 find_program(FA_COMPUTE_SANITIZER compute-sanitizer HINTS ${CUDAToolkit_BIN_DIR})
 
@@ -95,6 +99,10 @@ function(fa_add_mutants)
       # The library's source beside the mutated file (a quoted #include looks in the
       # including file's folder first), or the mutated source, built as the library builds it.
       get_target_property(library_source ${MU_LIBRARY_TARGET} SOURCES)
+      list(LENGTH library_source sources)
+      if(NOT sources EQUAL 1 OR IS_ABSOLUTE "${library_source}")
+        message(FATAL_ERROR "mutant ${name}: ${MU_LIBRARY_TARGET} must have one source, relative")
+      endif()
       get_target_property(library_dir ${MU_LIBRARY_TARGET} SOURCE_DIR)
       get_target_property(library_archs ${MU_LIBRARY_TARGET} CUDA_ARCHITECTURES)
       set(library_source "${library_dir}/${library_source}")
@@ -147,7 +155,7 @@ function(fa_add_mutants)
                        ${FA_COMPUTE_SANITIZER} --tool racecheck --error-exitcode 99 $<TARGET_FILE:${target}>
                        --impl ${impl} --milestone ${MU_MILESTONE} ${select} --quick)
       set_tests_properties(${target} PROPERTIES LABELS "gpu;mutant;${stage}"
-                           SKIP_REGULAR_EXPRESSION "no usable GPU")
+                           SKIP_REGULAR_EXPRESSION "no usable GPU;\\(v[0-9] runs on ")
     else()
       add_test(NAME ${target} COMMAND ${CMAKE_COMMAND} -E echo "compute-sanitizer not found: skipped")
       set_tests_properties(${target} PROPERTIES LABELS "gpu;mutant;${stage}"

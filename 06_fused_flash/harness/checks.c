@@ -93,23 +93,6 @@ static void case_rng(fa_rng *rng, const fa_run_options *options, int version, in
 }
 
 /**
- * The launcher's refusal of the sizes, dtype, head dimension or offsets of
- * @p s (what it checks before a tensor's pointer), before memory is made
- * for a case it would refuse: a call of NULL tensors is refused for those
- * first, and otherwise for its first NULL tensor, which is no refusal here.
- */
-static fa_status shape_refusal(const flash_spec *s, int version)
-{
-    fa_attention_params p =
-        flash_params(s->batch, s->heads_q, s->heads_kv, s->nq, s->nk, s->head_dim, s->dtype);
-    p.o_fp32 = s->o_fp32;
-    p.scale = s->scale;
-    p.variant = (fa_variant)version;
-    const fa_status status = fa_attention_supported(&p, NULL);
-    return status == FA_ERR_NULL_POINTER ? FA_OK : status;
-}
-
-/**
  * The fixtures (unless problem flags were given) and the cases of one
  * version; false at the first case that fails, errs or is not implemented.
  */
@@ -144,7 +127,7 @@ static bool check_version(int version, fa_impl impl, const fa_run_options *optio
         flash_spec_describe(&s, name + prefix, sizeof name - prefix);
         if (!fa_case_begin(result, options, name))
             continue;
-        if (!fa_result_status(result, name, shape_refusal(&s, version)))
+        if (!fa_result_status(result, name, flash_spec_refusal(&s, version)))
             return false;
         fa_rng rng;
         case_rng(&rng, options, version, i);

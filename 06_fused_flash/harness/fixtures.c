@@ -173,6 +173,22 @@ flash_spec flash_grid_spec(int version, bool quick, int index)
     return spec;
 }
 
+fa_status flash_spec_refusal(const flash_spec *s, int version)
+{
+    fa_attention_params p =
+        flash_params(s->batch, s->heads_q, s->heads_kv, s->nq, s->nk, s->head_dim, s->dtype);
+    p.o_fp32 = s->o_fp32;
+    p.scale = s->scale;
+    p.mask = s->mask;
+    p.window_left = s->window_left;
+    p.window_right = s->window_right;
+    p.variant = (fa_variant)version;
+    /* A call of NULL tensors is refused for those first, and otherwise for its first NULL
+     * tensor, which is no refusal here. */
+    const fa_status status = fa_attention_supported(&p, NULL);
+    return status == FA_ERR_NULL_POINTER ? FA_OK : status;
+}
+
 /* ---- cases ------------------------------------------------------------------------------------- */
 
 void flash_case_free(flash_case *c)

@@ -138,6 +138,14 @@ int flash_grid_count(int version, bool quick);
 /** Case @p index (0 .. flash_grid_count() - 1) of the grid of version @p version. */
 flash_spec flash_grid_spec(int version, bool quick, int index);
 
+/**
+ * The library's refusal of the sizes, dtype, head dimension, mask or scale
+ * of @p s for version @p version (fa_attention_supported(), which also asks
+ * the device for version 3): FA_OK when it would take them, so that a case
+ * it refuses is named before any memory is made for it.
+ */
+fa_status flash_spec_refusal(const flash_spec *s, int version);
+
 /** Query-key pairs nq x nk of the largest shape --quick keeps. */
 enum { FLASH_QUICK_MAX_PAIRS = 1 << 17 };
 

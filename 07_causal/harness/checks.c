@@ -82,7 +82,9 @@ static flash_spec flags_spec(const fa_run_options *options, int version)
         .nq = fa_problem_get(p, FA_PROBLEM_NQ, FLAG_NQ),
         .nk = fa_problem_get(p, FA_PROBLEM_NK, FLAG_NK),
         .head_dim = fa_problem_get(p, FA_PROBLEM_D, FLAG_D),
-        .dtype = fa_problem_has(p, FA_PROBLEM_DTYPE) ? p->dtype : version == VERSION ? FA_F32 : FA_BF16,
+        .dtype = fa_problem_has(p, FA_PROBLEM_DTYPE) ? p->dtype
+                 : version == VERSION                  ? FA_F32
+                                                       : FA_BF16,
         .layout = FLASH_BNHD,
         .lse = true,
         .scores = FLASH_SCORES_SPREAD,
@@ -163,10 +165,11 @@ static bool packed_run(fa_result *result, const fa_run_options *options, flash_l
 }
 
 /**
- * One version's cases: version 1's fixtures in fp32 and bf16 (the
- * library's versions take neither fp32 nor the fixtures' head dimensions),
- * then the version's masked grid and packed batches, or the flags' case;
- * false at the first case that fails, errs or is not implemented.
+ * One version's cases: version 1's fixtures in fp32 and bf16 (version 2 runs
+ * them in stage 07's test; version 3 takes neither fp32 nor their head
+ * dimensions), then the version's masked grid and packed batches, or the
+ * flags' case; false at the first case that fails, errs or is not
+ * implemented.
  */
 static bool check_version(int version, fa_impl impl, const fa_run_options *options,
                           fa_result *result)
@@ -202,6 +205,8 @@ static bool check_version(int version, fa_impl impl, const fa_run_options *optio
         flash_spec_describe(&s, name + prefix, sizeof name - prefix);
         if (!fa_case_begin(result, options, name))
             continue;
+        if (!fa_result_status(result, name, flash_spec_refusal(&s, version)))
+            return false;
         fa_rng rng;
         fa_rng_seed(&rng, options->seed, case_stream(version, (uint64_t)i));
         flash_case c = {0};
@@ -222,9 +227,10 @@ static bool check_version(int version, fa_impl impl, const fa_run_options *optio
 /**
  * Version 1, then the library's versions 2 and 3 for the reference (or the
  * one --version asks for): a failure or an error of any is the verdict.
- * Version 3 runs on a device of compute capability 9.0; elsewhere the
- * reference names it as not run, and with --version 3 the reason is the
- * error.
+ * Version 3 runs on a device of compute capability 9.0, and with problem
+ * flags a library version runs the problem only if it takes it; otherwise
+ * the reference names the version as not run, and with --version the reason
+ * is the error.
  */
 static void check_25(fa_impl impl, const fa_run_options *options, fa_result *result)
 {
@@ -234,7 +240,11 @@ static void check_25(fa_impl impl, const fa_run_options *options, fa_result *res
             continue;
         if (impl == FA_IMPL_LEARNER && options->version == 0 && version != VERSION)
             continue; /* the learner's M25 is version 1 */
-        const fa_status runs = version_runs(impl, version);
+        fa_status runs = version_runs(impl, version);
+        if (runs == FA_OK && version != VERSION && options->problem.given != 0) {
+            const flash_spec s = flags_spec(options, version);
+            runs = flash_spec_refusal(&s, version);
+        }
         if (runs != FA_OK) {
             if (options->version == version) {
                 char name[8];
