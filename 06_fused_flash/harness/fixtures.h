@@ -140,9 +140,10 @@ flash_spec flash_grid_spec(int version, bool quick, int index);
 
 /**
  * The library's refusal of the sizes, dtype, head dimension, mask or scale
- * of @p s for version @p version (fa_attention_supported(), which also asks
- * the device for version 3): FA_OK when it would take them, so that a case
- * it refuses is named before any memory is made for it.
+ * of @p s for version @p version, as far as fa_attention_supported() checks
+ * them before a tensor's pointer (a version's own limits, such as version
+ * 2's dtypes, come after): FA_OK when it would go on, so that a case it
+ * refuses is named before any memory is made for it.
  */
 fa_status flash_spec_refusal(const flash_spec *s, int version);
 

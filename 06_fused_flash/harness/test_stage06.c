@@ -526,6 +526,36 @@ static void test_fixtures(fa_tests *t)
 }
 
 /**
+ * flash_spec_refusal(): every case of the grids of versions 1 and 2 passes
+ * it, so a check never refuses one of its own, and it refuses what no
+ * version takes: a head dimension of 257, a window with a side below -1,
+ * query heads that are not a multiple of the key heads.
+ */
+static void test_spec_refusal(fa_tests *t)
+{
+    for (int version = 1; version <= 2; ++version)
+        for (int i = 0; i < flash_grid_count(version, false); ++i) {
+            const flash_spec s = flash_grid_spec(version, false, i);
+            FA_EXPECT(t, flash_spec_refusal(&s, version) == FA_OK, "v%d grid %d refused: %s",
+                      version, i, fa_last_error());
+        }
+    const flash_spec v1 = flash_grid_spec(1, false, 0);
+    flash_spec d257 = v1, window = v1, heads = v1;
+    d257.head_dim = 257;
+    window.mask = FA_MASK_WINDOW;
+    window.window_left = -2;
+    heads.heads_q = 3;
+    heads.heads_kv = 2;
+    for (int version = 1; version <= 2; ++version) {
+        FA_EXPECT(t, flash_spec_refusal(&d257, version) != FA_OK, "v%d took d = 257", version);
+        FA_EXPECT(t, flash_spec_refusal(&window, version) != FA_OK,
+                  "v%d took a window side of -2", version);
+        FA_EXPECT(t, flash_spec_refusal(&heads, version) != FA_OK, "v%d took 3 query heads over 2",
+                  version);
+    }
+}
+
+/**
  * The grid of each version: every (shape, head dimension) pair once in the
  * full run; every shape and every head dimension meets both layouts; every
  * head dimension every dtype of the version; every kind of heads, o dtype,
@@ -1163,7 +1193,7 @@ int main(int argc, char **argv)
         test_battery,  test_overflow_boundaries, test_battery_catches, test_methods,
         test_strides,  test_scale,               test_variant_names,   test_hopper_refusals,
         test_auto_choice, test_fixtures,         test_grid,            test_judge,
-        test_driver_flags,
+        test_driver_flags, test_spec_refusal,
     };
 #if FA_HAVE_CUDA
     static const fa_test_fn gpu[] = {
