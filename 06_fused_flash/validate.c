@@ -250,7 +250,7 @@ fa_status FA_LAUNCHER(attention_validate)(const fa_attention_params *p, fa_varia
         return fa_fail(FA_ERR_OVERFLOW, "%s: nq = %lld, expected at most %lld (grid x of tiles of %d rows)",
                        API, (long long)p->nq, (long long)(FA_MAX_GRID_X * flash2_br(FLASH2_MAX_D)),
                        flash2_br(FLASH2_MAX_D));
-    if (p->batch == 0 || p->heads_q == 0 || p->nq == 0) {
+    if (flash_call_empty(p)) {
         if (chosen != NULL)
             *chosen = p->variant == FA_VARIANT_AUTO ? FA_VARIANT_CUDA_CORES : p->variant;
         return FA_OK; /* nothing to compute, nothing read or written */

@@ -34,6 +34,18 @@ static void result_set(fa_result *result, fa_outcome outcome, const char *format
     vsnprintf(result->detail, sizeof result->detail, format, args);
 }
 
+void fa_detail_append(char *buffer, size_t cap, const char *separator, const char *text)
+{
+    if (text[0] == '\0')
+        return;
+    size_t used = strlen(buffer);
+    const char *parts[2] = {used > 0 ? separator : "", text};
+    for (int i = 0; i < 2; ++i)
+        for (const char *c = parts[i]; *c != '\0' && used + 1 < cap; ++c)
+            buffer[used++] = *c;
+    buffer[used] = '\0';
+}
+
 void fa_result_pass(fa_result *result, const char *format, ...)
 {
     va_list args;

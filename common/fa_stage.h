@@ -167,6 +167,14 @@ fa_result fa_stage_check(const fa_stage_desc *stage, int number, fa_impl impl,
  */
 bool fa_case_begin(fa_result *result, const fa_run_options *options, const char *name);
 
+/**
+ * Appends @p text to the string in @p buffer (@p cap bytes, truncated there),
+ * after @p separator unless the buffer is empty; an empty @p text adds
+ * nothing. For details built of parts ("version 1 passed (40 cases), version
+ * 3 not run (...)").
+ */
+void fa_detail_append(char *buffer, size_t cap, const char *separator, const char *text);
+
 /** Sets @p result to PASSED with a printf-style detail ("9 fixtures, 12 random cases"). */
 void fa_result_pass(fa_result *result, const char *format, ...)
 #if defined(__GNUC__)

@@ -956,6 +956,18 @@ static void test_cases_and_failures(fa_tests *t)
               "a failure names its case for the rerun line: %s / %s", r.failed_case, r.detail);
 }
 
+/** fa_detail_append(): no separator first, one between parts, nothing for an empty part, cut at cap. */
+static void test_detail_append(fa_tests *t)
+{
+    char detail[16] = "";
+    fa_detail_append(detail, sizeof detail, ", ", "v1 ok");
+    fa_detail_append(detail, sizeof detail, ", ", "");
+    fa_detail_append(detail, sizeof detail, ", ", "v2 ok");
+    FA_EXPECT(t, strcmp(detail, "v1 ok, v2 ok") == 0, "parts joined: \"%s\"", detail);
+    fa_detail_append(detail, sizeof detail, "; ", "v3 not run");
+    FA_EXPECT(t, strcmp(detail, "v1 ok, v2 ok; v") == 0, "cut at 15 characters: \"%s\"", detail);
+}
+
 /** The rerun line pastes into a shell as printed, quotes in the case name included. */
 static void test_rerun_line(fa_tests *t)
 {
@@ -1396,6 +1408,7 @@ int main(void)
     test_cli_rejects(&t);
     test_harness_verdicts(&t);
     test_cases_and_failures(&t);
+    test_detail_append(&t);
     test_reporter_needs_an_expectation(&t);
     test_rerun_line(&t);
     test_max_nan(&t);

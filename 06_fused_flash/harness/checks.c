@@ -143,19 +143,6 @@ static bool check_version(int version, fa_impl impl, const fa_run_options *optio
     return true;
 }
 
-/** Appends @p text to the string in @p buffer (@p cap bytes), after @p separator unless empty. */
-static void append(char *buffer, size_t cap, const char *separator, const char *text)
-{
-    if (text[0] == '\0')
-        return;
-    size_t used = strlen(buffer);
-    const char *parts[2] = {used > 0 ? separator : "", text};
-    for (int i = 0; i < 2; ++i)
-        for (const char *c = parts[i]; *c != '\0' && used + 1 < cap; ++c)
-            buffer[used++] = *c;
-    buffer[used] = '\0';
-}
-
 /**
  * Versions 1, 2 and 3 (or the one --version asks for). A failure or an error
  * of any is the verdict; otherwise a version still marked FA_TODO_VERSION
@@ -180,7 +167,7 @@ static void check_23(fa_impl impl, const fa_run_options *options, fa_result *res
                 if (impl == FA_IMPL_REFERENCE) { /* the learner has no version 3 to name */
                     char line[FA_RESULT_DETAIL];
                     snprintf(line, sizeof line, "version 3 not run (%s)", fa_last_error());
-                    append(passed, sizeof passed, ", ", line);
+                    fa_detail_append(passed, sizeof passed, ", ", line);
                 }
                 continue;
             }
@@ -192,9 +179,9 @@ static void check_23(fa_impl impl, const fa_run_options *options, fa_result *res
             char line[64];
             snprintf(line, sizeof line, "version %d passed (%d cases)", version,
                      result->cases - before);
-            append(passed, sizeof passed, ", ", line);
+            fa_detail_append(passed, sizeof passed, ", ", line);
         } else if (result->outcome == FA_OUTCOME_NOT_IMPLEMENTED) {
-            append(missing, sizeof missing, "; ", result->detail);
+            fa_detail_append(missing, sizeof missing, "; ", result->detail);
         } else {
             return;
         }
@@ -202,8 +189,8 @@ static void check_23(fa_impl impl, const fa_run_options *options, fa_result *res
     if (missing[0] != '\0') {
         result->outcome = FA_OUTCOME_NOT_IMPLEMENTED;
         result->detail[0] = '\0';
-        append(result->detail, sizeof result->detail, "", passed);
-        append(result->detail, sizeof result->detail, "; ", missing);
+        fa_detail_append(result->detail, sizeof result->detail, "", passed);
+        fa_detail_append(result->detail, sizeof result->detail, "; ", missing);
         return;
     }
     fa_result_pass(result, "%s: o and lse end to end within the bound of the declared method",

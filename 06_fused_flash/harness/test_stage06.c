@@ -111,8 +111,7 @@ static void test_battery(fa_tests *t)
         else
             FA_EXPECT(t, learner_ok, "learner_attention_validate, %s: %s", cases[c].name, why);
         const fa_attention_params *p = &cases[c].params;
-        const bool no_work = cases[c].expected != FA_OK || p->batch == 0 || p->heads_q == 0 ||
-                             p->nq == 0;
+        const bool no_work = cases[c].expected != FA_OK || flash_call_empty(p);
         if (no_work) {
             flash_battery_case forward = cases[c];
             forward.chosen = FA_VARIANT_AUTO; /* fa_attention_forward() reports no kernel */

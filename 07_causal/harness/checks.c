@@ -250,9 +250,9 @@ static void check_25(fa_impl impl, const fa_run_options *options, fa_result *res
                 fa_result_status(result, name, runs);
                 return;
             }
-            const size_t used = strlen(passed);
-            snprintf(passed + used, sizeof passed - used, "%sversion %d not run (%s)",
-                     used > 0 ? ", " : "", version, fa_last_error());
+            char line[FA_RESULT_DETAIL];
+            snprintf(line, sizeof line, "version %d not run (%s)", version, fa_last_error());
+            fa_detail_append(passed, sizeof passed, ", ", line);
             continue;
         }
         const int before = result->cases;
@@ -260,9 +260,9 @@ static void check_25(fa_impl impl, const fa_run_options *options, fa_result *res
             return;
         if (result->cases == before)
             continue; /* --case named a case of another version */
-        const size_t used = strlen(passed);
-        snprintf(passed + used, sizeof passed - used, "%sversion %d passed (%d cases)",
-                 used > 0 ? ", " : "", version, result->cases - before);
+        char line[64];
+        snprintf(line, sizeof line, "version %d passed (%d cases)", version, result->cases - before);
+        fa_detail_append(passed, sizeof passed, ", ", line);
     }
     fa_result_pass(result, "%s: o and lse end to end within the bound, every mask, plain and "
                            "packed batches", passed);
