@@ -64,6 +64,45 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE size_t flash3_shared_bytes(int d)
 }
 
 /**
+ * Whether version 3's consumers at head dim @p d take turns to issue their
+ * products (ping-pong, flash3_kernel): at d = 64 the products are too short
+ * to hide a softmax behind.
+ */
+static inline FA_CONSTEXPR FA_HOST_DEVICE bool flash3_ping_pong(int d)
+{
+    return d == 128;
+}
+
+/**
+ * Version 3's work items per batch entry and head, of @p q_tiles query tiles:
+ * each item is two tiles, one from each end (flash3_item_tile()).
+ */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_pairs(int q_tiles)
+{
+    return (q_tiles + 1) / 2;
+}
+
+/**
+ * Query tile @p end (0 or 1) of item @p pair of a batch entry and head with
+ * @p q_tiles tiles: tile q_tiles - 1 - pair, then tile pair; -1 for the
+ * second of the middle item of an odd count, which is one tile. Under a
+ * causal mask the later tile sees more keys by as much as the earlier sees
+ * fewer, so every item costs about as much, and a block per SM taking items
+ * in turn ends with the others (a grid of single tiles leaves that to the
+ * hardware's block scheduler; a persistent grid must do it itself).
+ */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_item_tile(int q_tiles, int pair, int end)
+{
+    return end == 0 ? q_tiles - 1 - pair : pair < q_tiles - 1 - pair ? pair : -1;
+}
+
+/** Version 3's work items: flash3_pairs() per batch entry (of a packed batch: sequence) and head. */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int64_t flash3_items(int64_t batch, int64_t heads, int q_tiles)
+{
+    return batch * heads * flash3_pairs(q_tiles);
+}
+
+/**
  * The keys per tile of version @p version (1, 2 or 3) at head dimension
  * @p head_dim: the block_n fa_attention_method() declares, known before there
  * is a call (the harness places its score patterns by it).
@@ -176,6 +215,12 @@ fa_status flash3_device_check(void);
  * batch's offsets checked too: fa_attention_forward()); enqueued on @p stream.
  */
 fa_status flash3_launch(const fa_attention_params *p, cudaStream_t stream);
+/**
+ * For tests: at most @p blocks blocks in version 3's grid (0, the default:
+ * one per SM), so that small problems also make each block walk several work
+ * items. Not thread-safe: the setting is the process's.
+ */
+void flash3_limit_blocks(int blocks);
 #endif
 
 #ifdef __cplusplus

@@ -4,11 +4,15 @@
  *        machinery (sm_90a): TMA copies on mbarrier pipelines, wgmma, and a
  *        producer warpgroup beside two consumer warpgroups.
  *
- * A block owns BR = 128 query rows and runs three warpgroups of 128 threads:
+ * The grid is persistent: a block per SM walks work items, each two query
+ * tiles of BR = 128 rows of one head (flash3_item_tile()), with three
+ * warpgroups of 128 threads:
  *
- *   warpgroup 0, the producer: one thread issues every TMA copy, Q once,
- *     then K_t and V_t into a ring of FLASH3_STAGES stages, each stage
- *     waiting on its "empty" barrier until both consumers are done with it;
+ *   warpgroup 0, the producer: one thread issues every TMA copy, per query
+ *     tile Q (once the consumers are done with the last tile's), then K_t
+ *     and V_t into a ring of FLASH3_STAGES stages, each stage waiting on its
+ *     "empty" barrier until both consumers are done with it; so the next
+ *     tile's copies run while the consumers end this one;
  *   warpgroups 1 and 2, the consumers, 64 rows each: per key tile, wait on
  *     K_t's "full" barrier, S = Q K_t^T by wgmma (m64n128k16 steps, both
  *     from shared memory), release K_t, the online softmax on S's
@@ -20,16 +24,17 @@
  *
  * The producer gives its registers back (setmaxnreg) so that the consumers,
  * which hold S (64 floats), P (32 registers) and O (D / 2 floats) a thread,
- * can have 240. Blocks run their query tiles last to first: under a causal
- * mask the last tiles see the most keys, and the grid ends on the lightest.
+ * can have 240. An item pairs a tile from the end with one from the start:
+ * under a causal mask every item sees about as many keys, so the blocks,
+ * taking items in turn, end together.
  * Tiles are stored as TMA writes them: column blocks of 64 elements (128
  * bytes), 128-byte swizzled, which is the layout wgmma's descriptors read.
  * The key tiles are M25's (\ref stage07): the producer loads and the
  * consumers score only the tiles the block's rows see, and the consumers
  * mask the scores of the tiles that are not full. TMA fills rows past nq or
  * nk with zeros; a tail tile is masked as past nk, so it needs nothing else.
- * In a packed batch (PACKED, \ref stage07) a block runs one sequence of the
- * tensors' rows: past its last key lie the next sequence's, masked, and its
+ * In a packed batch (PACKED, \ref stage07) a query tile is one sequence's:
+ * past its last key lie the next sequence's, masked, and its
  * last V tile's rows past them are zeroed (flash3_zero_v_tail()). Every mask;
  * bf16 or fp16, D = 64 or 128, O in the input type (fa_attention_supported()
  * refuses the rest, naming why).
@@ -84,122 +89,140 @@ static __device__ __forceinline__ void flash3_zero_v_tail(T *v_tile, int keep, i
     named_barrier_sync<PAIR>(FLASH3_TAIL_BARRIER);
 }
 
+/** Version 3's shared memory: Q, the ring of K and V tiles, and the barriers that guard them. */
+template <typename T>
+struct flash3_shared {
+    T *q;                         /**< [BLOCKS][BR][64] */
+    T *k, *v;                     /**< [STAGES][BLOCKS][BC][64] each */
+    uint64_t *q_full, *q_empty;   /**< Q has landed; both consumers are done with it */
+    uint64_t *k_full, *v_full;    /**< per stage: the tile has landed */
+    uint64_t *k_empty, *v_empty;  /**< per stage: both consumers are done with it */
+};
+
+/** A query tile of the schedule: whose rows, from which row, and the key tiles they see. */
+struct flash3_tile {
+    int b, h;           /**< batch entry (of a packed batch: sequence) and query head */
+    int row0;           /**< the tile's first row in its sequence */
+    flash_sequence seq; /**< the sequence's rows, keys and offsets */
+    causal_tiles keys;  /**< M25's key tiles of the rows */
+};
+
 /**
- * Version 3 over one tile of 128 query rows of one head of one batch entry,
- * or with PACKED of one sequence of a packed batch (blockIdx.z).
- * @p q_map, @p k_map, @p v_map: tensor maps of q, k and v with coordinates
- * (column, head, row, batch), boxes of 64 columns by FLASH3_BOX_ROWS (Q) or
- * FLASH3_BC (K, V) rows; a packed batch's maps have one batch entry.
+ * Tile @p end (0 or 1) of work item @p item (flash3_item_tile()) of @p p,
+ * whose sequences have @p q_tiles query tiles (the longest's, when packed).
+ * False when there is none: the single tile of an odd count's middle item, or
+ * a tile past a packed sequence shorter than the longest.
+ */
+template <bool PACKED>
+static __device__ __forceinline__ bool flash3_tile_of(const fa_attention_params &p, int q_tiles,
+                                                      int64_t item, int end, flash3_tile *tile)
+{
+    const int pairs = flash3_pairs(q_tiles);
+    const int q_tile = flash3_item_tile(q_tiles, (int)(item % pairs), end);
+    if (q_tile < 0)
+        return false;
+    const int64_t unit = item / pairs; /* batch entry major, query head minor */
+    tile->b = (int)(unit / p.heads_q);
+    tile->h = (int)(unit % p.heads_q);
+    tile->row0 = q_tile * FLASH3_BR;
+    tile->seq = flash_sequence_of<PACKED>(p, tile->b);
+    if (PACKED && tile->row0 >= tile->seq.nq)
+        return false;
+    tile->keys = causal_key_tiles(flash_sequence_band(p, tile->seq), tile->row0,
+                                  tile->row0 + fa_tile_rows(tile->seq.nq, tile->row0, FLASH3_BR),
+                                  tile->seq.nk, FLASH3_BC);
+    return true;
+}
+
+/** The ring's stage and phase parity of the @p visit-th key tile a block loads (from 0). */
+static __device__ __forceinline__ int flash3_stage(uint64_t visit)
+{
+    return (int)(visit % FLASH3_STAGES);
+}
+static __device__ __forceinline__ uint32_t flash3_parity(uint64_t visit)
+{
+    return (uint32_t)(visit / FLASH3_STAGES) & 1;
+}
+
+/**
+ * The producer's copies of one query tile: Q, once the consumers are done
+ * with the last tile's (@p q_round: the tiles before this one), then K_t and
+ * V_t of each key tile into the ring, from position @p visit on.
+ */
+template <int D, bool PACKED, typename T>
+static __device__ __forceinline__ void flash3_produce(const flash3_shared<T> &sh,
+                                                      const CUtensorMap *q_map, const CUtensorMap *k_map,
+                                                      const CUtensorMap *v_map,
+                                                      const fa_attention_params &p,
+                                                      const flash3_tile &tile, int q_round,
+                                                      uint64_t visit)
+{
+    constexpr int BLOCKS = D / FLASH3_COLUMNS;
+    constexpr int KV_ELEMENTS = FLASH3_BC * D;
+    /* The maps' coordinates: a packed sequence's rows among all rows, in batch entry 0. */
+    const int batch = PACKED ? 0 : tile.b;
+    const int h_kv = tile.h / (int)(p.heads_q / p.heads_kv);
+    mbarrier_wait(sh.q_empty, (q_round & 1) ^ 1); /* the first round passes at once */
+    mbarrier_arrive_expect(sh.q_full, FLASH3_BR * D * sizeof(T));
+    flash3_load_tile<BLOCKS, FLASH3_BR, FLASH3_BOX_ROWS>(sh.q, q_map, tile.h,
+                                                         (int)tile.seq.first_row + tile.row0, batch,
+                                                         sh.q_full);
+    for (int64_t t = tile.keys.begin; t < tile.keys.end; ++t, ++visit) {
+        const int st = flash3_stage(visit);
+        const uint32_t parity = flash3_parity(visit);
+        /* The stage's previous round must be released; the first round passes at once. */
+        mbarrier_wait(&sh.k_empty[st], parity ^ 1);
+        mbarrier_arrive_expect(&sh.k_full[st], KV_ELEMENTS * sizeof(T));
+        const int key_row = (int)(tile.seq.first_key + t * FLASH3_BC);
+        flash3_load_tile<BLOCKS, FLASH3_BC, FLASH3_BC>(sh.k + st * KV_ELEMENTS, k_map, h_kv, key_row,
+                                                       batch, &sh.k_full[st]);
+        mbarrier_wait(&sh.v_empty[st], parity ^ 1);
+        mbarrier_arrive_expect(&sh.v_full[st], KV_ELEMENTS * sizeof(T));
+        flash3_load_tile<BLOCKS, FLASH3_BC, FLASH3_BC>(sh.v + st * KV_ELEMENTS, v_map, h_kv, key_row,
+                                                       batch, &sh.v_full[st]);
+    }
+}
+
+/**
+ * One consumer's 64 rows of one query tile: Q of round @p q_round, key tiles
+ * from ring position @p visit on, O and lse stored at the end.
+ *
+ * wgmma's accumulators are laid out per warp as mma.sync's: thread element
+ * 4 n + e is fragment n's element e (row lane / 4 + 8 (e / 2), column
+ * 8 n + 2 (lane % 4) + e % 2 of the warp's 16 rows), so S and O are stage
+ * 05's fragment arrays with MT = 1: M25's mask, M19-M21 and M22's
+ * normalisation run on them unchanged; wgmma takes the place of
+ * tile2_scores() and tile2_accumulate_pv().
  */
 template <typename T, int D, bool PACKED>
-__global__ void __launch_bounds__(FLASH3_THREADS, 1)
-    flash3_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
-                  const __grid_constant__ CUtensorMap v_map, const fa_attention_params p, float scale)
+static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh,
+                                                      const fa_attention_params &p,
+                                                      const flash3_tile &tile, int q_round,
+                                                      uint64_t visit, float scale)
 {
-    static_assert(D % FLASH3_COLUMNS == 0, "rows are whole column blocks of 128 bytes");
-    static_assert(FLASH3_BR == FLASH3_CONSUMERS * FLASH3_BOX_ROWS, "a box of Q rows per consumer");
-    static_assert(FLASH3_WARPGROUP * (FLASH3_PRODUCER_REGS + FLASH3_CONSUMERS * FLASH3_CONSUMER_REGS) <=
-                      64 * 1024,
-                  "the warpgroups' registers fit the SM's register file");
-    static_assert(flash3_shared_bytes(D) <= 227 * 1024, "the tiles fit a block's shared memory");
-    constexpr int BLOCKS = D / FLASH3_COLUMNS; /* column blocks of a row */
-    constexpr int Q_ELEMENTS = FLASH3_BR * D, KV_ELEMENTS = FLASH3_BC * D;
-    extern __shared__ unsigned char flash3_shared[];
-    /* The 128-byte swizzle is a function of the address, repeating every FLASH3_ALIGN bytes. */
-    const uint32_t misalignment = shared_address(flash3_shared) % FLASH3_ALIGN;
-    T *const q_tile = reinterpret_cast<T *>(flash3_shared + (FLASH3_ALIGN - misalignment) % FLASH3_ALIGN);
-    /* q_tile: [BLOCKS][BR][64] */
-    T *const k_tiles = q_tile + Q_ELEMENTS;                  /* [STAGES][BLOCKS][BC][64] */
-    T *const v_tiles = k_tiles + FLASH3_STAGES * KV_ELEMENTS; /* the same */
-    __shared__ uint64_t q_full, k_full[FLASH3_STAGES], v_full[FLASH3_STAGES],
-        k_empty[FLASH3_STAGES], v_empty[FLASH3_STAGES];
-
-    const int b = blockIdx.z, h = blockIdx.y;
-    /* The last query tiles first: under a causal mask they see the most keys, so the grid's
-     * last wave is its lightest blocks. */
-    const int row0 = (int)(gridDim.x - 1 - blockIdx.x) * FLASH3_BR;
-    const int h_kv = h / (int)(p.heads_q / p.heads_kv);
-    const flash_sequence seq = flash_sequence_of<PACKED>(p, b);
-    if (PACKED && row0 >= seq.nq)
-        return; /* a sequence shorter than the longest: the whole block, before any barrier */
-    /* The maps' coordinates: a packed sequence's rows among all rows, in batch entry 0. */
-    const int q_row0 = (int)seq.first_row + row0, key_row0 = (int)seq.first_key;
-    const int batch = PACKED ? 0 : b;
-    const causal_tiles tiles = causal_key_tiles(flash_sequence_band(p, seq), row0,
-                                                row0 + fa_tile_rows(seq.nq, row0, FLASH3_BR),
-                                                seq.nk, FLASH3_BC);
-    const int warpgroup = threadIdx.x / FLASH3_WARPGROUP;
-
-    if (threadIdx.x == 0) {
-        mbarrier_init(&q_full, 1);
-        for (int st = 0; st < FLASH3_STAGES; ++st) {
-            mbarrier_init(&k_full[st], 1);
-            mbarrier_init(&v_full[st], 1);
-            mbarrier_init(&k_empty[st], FLASH3_WARPGROUP * FLASH3_CONSUMERS); /* every consumer thread */
-            mbarrier_init(&v_empty[st], FLASH3_WARPGROUP * FLASH3_CONSUMERS);
-        }
-        mbarrier_init_fence();
-    }
-    __syncthreads();
-
-    if (warpgroup == 0) { /* the producer */
-        registers_release<FLASH3_PRODUCER_REGS>();
-        if (threadIdx.x != 0)
-            return;
-        mbarrier_arrive_expect(&q_full, Q_ELEMENTS * sizeof(T));
-        flash3_load_tile<BLOCKS, FLASH3_BR, FLASH3_BOX_ROWS>(q_tile, &q_map, h, q_row0, batch,
-                                                             &q_full);
-        for (int64_t t = tiles.begin; t < tiles.end; ++t) {
-            const int visit = (int)(t - tiles.begin), st = visit % FLASH3_STAGES;
-            const uint32_t parity = (visit / FLASH3_STAGES) & 1;
-            /* The stage's previous round must be released; the first round passes at once. */
-            mbarrier_wait(&k_empty[st], parity ^ 1);
-            mbarrier_arrive_expect(&k_full[st], KV_ELEMENTS * sizeof(T));
-            const int key_row = key_row0 + (int)(t * FLASH3_BC);
-            flash3_load_tile<BLOCKS, FLASH3_BC, FLASH3_BC>(k_tiles + st * KV_ELEMENTS, &k_map, h_kv,
-                                                           key_row, batch, &k_full[st]);
-            mbarrier_wait(&v_empty[st], parity ^ 1);
-            mbarrier_arrive_expect(&v_full[st], KV_ELEMENTS * sizeof(T));
-            flash3_load_tile<BLOCKS, FLASH3_BC, FLASH3_BC>(v_tiles + st * KV_ELEMENTS, &v_map, h_kv,
-                                                           key_row, batch, &v_full[st]);
-        }
-        return;
-    }
-    registers_claim<FLASH3_CONSUMER_REGS>();
-
-    /* A consumer, 64 rows. wgmma's accumulators are laid out per warp as mma.sync's: thread
-     * element 4 n + e is fragment n's element e (row lane / 4 + 8 (e / 2), column
-     * 8 n + 2 (lane % 4) + e % 2 of the warp's 16 rows), so S and O are stage 05's fragment
-     * arrays with MT = 1: M25's mask, M19-M21 and M22's normalisation run on them
-     * unchanged; wgmma takes the place of tile2_scores() and tile2_accumulate_pv(). */
+    constexpr int BLOCKS = D / FLASH3_COLUMNS;
+    constexpr int KV_ELEMENTS = FLASH3_BC * D;
     constexpr int NT = FLASH3_BC / 8;
-    const int consumer = warpgroup - 1, warp = (threadIdx.x % FLASH3_WARPGROUP) / 32;
+    const int consumer = threadIdx.x / FLASH3_WARPGROUP - 1, warp = (threadIdx.x % FLASH3_WARPGROUP) / 32;
     const int lane = threadIdx.x % 32;
-    const T *const q_mine = q_tile + consumer * FLASH3_BOX_ROWS * FLASH3_COLUMNS;
+    const T *const q_mine = sh.q + consumer * FLASH3_BOX_ROWS * FLASH3_COLUMNS;
     const float c = scale * FA_LOG2E_F;
+    const flash_sequence &seq = tile.seq;
+    const causal_tiles &tiles = tile.keys;
     float m[1][2] = {{-INFINITY, -INFINITY}}, l[1][2] = {{0.0f, 0.0f}}, o[1][D / 8][4];
 #pragma unroll
     for (int n = 0; n < D / 8; ++n)
 #pragma unroll
         for (int e = 0; e < 4; ++e)
             o[0][n][e] = 0.0f;
-    mbarrier_wait(&q_full, 0);
+    mbarrier_wait(sh.q_full, q_round & 1);
 
-    /* Ping-pong: the consumers take turns to issue their products (S_t, then P_{t-1} V_{t-1};
-     * the last tile's P V, after the loop, takes no turn), so that one's softmax runs while the
-     * other's products have the tensor cores. A consumer waits for its turn on its named
-     * barrier (all 256 consumer threads: its own sync, the other's arrive), issues, and gives
-     * the other its turn. Consumer 1 gives consumer 0 the first turn; consumer 0 takes the
-     * turn consumer 1 gives after its last tile, so that each barrier ends balanced. D = 128
-     * only: at D = 64 the products are too short to hide a softmax behind, and the turns cost
-     * it about a tenth (measured on \ref stage06). */
-    constexpr bool PING_PONG = D == 128;
+    /* Ping-pong (flash3_kernel): a consumer issues its products in its turn. */
+    constexpr bool PING_PONG = flash3_ping_pong(D);
     constexpr int PAIR = FLASH3_CONSUMERS * FLASH3_WARPGROUP;
     const int my_turn = FLASH3_TURN_BARRIER + consumer, their_turn = FLASH3_TURN_BARRIER + 1 - consumer;
-    if (PING_PONG && consumer == 1)
-        named_barrier_arrive<PAIR>(their_turn);
 
-    const int64_t warp_row0 = row0 + FLASH3_BOX_ROWS * consumer + 16 * warp;
+    const int64_t warp_row0 = tile.row0 + FLASH3_BOX_ROWS * consumer + 16 * warp;
     /* Overlap: each tile's P V is issued after the next tile's S = Q K^T, so that the tensor
      * cores run it while this warpgroup's softmax runs on those scores; the first tile has no
      * P V before it, the last one's comes after the loop. D = 128 only: at D = 64 it cost
@@ -207,10 +230,10 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
     constexpr bool OVERLAP = D == 128;
     float s[1][NT][4];
     uint32_t pa[NT / 2][4]; /* P of the tile whose P V is still to issue */
-    auto stage_of = [&](int64_t t) { return (int)(t - tiles.begin) % FLASH3_STAGES; };
-    auto parity_of = [&](int64_t t) { return (uint32_t)((t - tiles.begin) / FLASH3_STAGES) & 1; };
+    auto stage_of = [&](int64_t t) { return flash3_stage(visit + (uint64_t)(t - tiles.begin)); };
+    auto parity_of = [&](int64_t t) { return flash3_parity(visit + (uint64_t)(t - tiles.begin)); };
     auto issue_s = [&](int64_t t) {
-        const T *const k_tile = k_tiles + stage_of(t) * KV_ELEMENTS;
+        const T *const k_tile = sh.k + stage_of(t) * KV_ELEMENTS;
 #pragma unroll
         for (int ks = 0; ks < D / 16; ++ks) { /* 16 columns: 32 bytes along a swizzled row */
             const int block = ks / 4, step = 2 * (ks % 4);
@@ -222,7 +245,7 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
         wgmma_commit();
     };
     auto issue_pv = [&](int64_t t) {
-        const T *const v_tile = v_tiles + stage_of(t) * KV_ELEMENTS;
+        const T *const v_tile = sh.v + stage_of(t) * KV_ELEMENTS;
 #pragma unroll
         for (int kk = 0; kk < NT / 2; ++kk)
 #pragma unroll
@@ -235,10 +258,10 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
     /* V_t ready for wgmma: its full barrier, and a packed sequence's last tile zeroed past its
      * keys (never inside a turn: the zeroing waits for both consumers). */
     auto await_v = [&](int64_t t) {
-        mbarrier_wait(&v_full[stage_of(t)], parity_of(t));
+        mbarrier_wait(&sh.v_full[stage_of(t)], parity_of(t));
         const int64_t key0 = t * FLASH3_BC;
         if (PACKED && key0 + FLASH3_BC > seq.nk)
-            flash3_zero_v_tail<BLOCKS>(v_tiles + stage_of(t) * KV_ELEMENTS, (int)(seq.nk - key0),
+            flash3_zero_v_tail<BLOCKS>(sh.v + stage_of(t) * KV_ELEMENTS, (int)(seq.nk - key0),
                                        threadIdx.x - FLASH3_WARPGROUP);
     };
     /* M25's mask and M19-M21 on S_t; alpha rescales O once the P V before it is done. */
@@ -264,7 +287,7 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
         wgmma_wait<0>();
         wgmma_pin(reinterpret_cast<float(&)[D / 2]>(o));
         wgmma_pin(reinterpret_cast<uint32_t(&)[NT * 2]>(pa));
-        mbarrier_arrive(&v_empty[stage_of(t)]);
+        mbarrier_arrive(&sh.v_empty[stage_of(t)]);
     };
     auto pv_now = [&](int64_t t) {
         await_v(t);
@@ -276,7 +299,7 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
     };
 
     if (tiles.end > tiles.begin) { /* the first tile: S, its softmax (O is still zero), P */
-        mbarrier_wait(&k_full[stage_of(tiles.begin)], parity_of(tiles.begin));
+        mbarrier_wait(&sh.k_full[stage_of(tiles.begin)], parity_of(tiles.begin));
         if (PING_PONG)
             named_barrier_sync<PAIR>(my_turn);
         wgmma_fence();
@@ -285,7 +308,7 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
             named_barrier_arrive<PAIR>(their_turn);
         wgmma_wait<0>();
         wgmma_pin(reinterpret_cast<float(&)[64]>(s));
-        mbarrier_arrive(&k_empty[stage_of(tiles.begin)]); /* S is in registers: K may be overwritten */
+        mbarrier_arrive(&sh.k_empty[stage_of(tiles.begin)]); /* S is in registers: K may be overwritten */
         float alpha[1][2];
         softmax(tiles.begin, alpha);
         round_p();
@@ -293,7 +316,7 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
             pv_now(tiles.begin);
     }
     for (int64_t t = tiles.begin + 1; t < tiles.end; ++t) {
-        mbarrier_wait(&k_full[stage_of(t)], parity_of(t));
+        mbarrier_wait(&sh.k_full[stage_of(t)], parity_of(t));
         if (OVERLAP)
             await_v(t - 1);
         if (PING_PONG)
@@ -310,7 +333,7 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
             named_barrier_arrive<PAIR>(their_turn);
         wgmma_wait<OVERLAP ? 1 : 0>(); /* S_t is done; P_{t-1} V_{t-1} may still run */
         wgmma_pin(reinterpret_cast<float(&)[64]>(s));
-        mbarrier_arrive(&k_empty[stage_of(t)]);
+        mbarrier_arrive(&sh.k_empty[stage_of(t)]);
         float alpha[1][2];
         softmax(t, alpha);
         if (OVERLAP)
@@ -320,22 +343,21 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
         if (!OVERLAP)
             pv_now(t);
     }
+    /* Every S is done: the producer may load the next tile's Q while this one ends. */
+    mbarrier_arrive(sh.q_empty);
     if (OVERLAP && tiles.end > tiles.begin) /* the last tile's P V */
         pv_now(tiles.end - 1);
 
-    if (PING_PONG && consumer == 0)
-        named_barrier_sync<PAIR>(my_turn);
-
     float lse[1][2];
     tile2_normalise<D, 1>(o, m, l, scale, lse);
-    const flash_outputs outputs = flash_outputs_of<PACKED>(p, b, h);
+    const flash_outputs outputs = flash_outputs_of<PACKED>(p, tile.b, tile.h);
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
         const int64_t row = warp_row0 + lane / 4 + 8 * hh;
         if (row >= seq.nq)
             continue;
         T *const out = static_cast<T *>(p.o) + outputs.o + row * p.o_strides.row +
-                       h * p.o_strides.head;
+                       tile.h * p.o_strides.head;
 #pragma unroll
         for (int n = 0; n < D / 8; ++n)
             *reinterpret_cast<uint32_t *>(out + 8 * n + 2 * (lane % 4)) =
@@ -343,6 +365,100 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
         if (p.lse != nullptr && lane % 4 == 0)
             p.lse[outputs.lse + row] = lse[0][hh];
     }
+}
+
+/**
+ * Version 3, persistent: at most a block per SM, each taking the work items
+ * blockIdx.x, blockIdx.x + gridDim.x, ... of flash3_items() (with PACKED, of
+ * a packed batch's sequences) and their query tiles in turn, @p q_tiles per
+ * batch entry and head. @p q_map, @p k_map, @p v_map: tensor maps of q, k and
+ * v with coordinates (column, head, row, batch), boxes of 64 columns by
+ * FLASH3_BOX_ROWS (Q) or FLASH3_BC (K, V) rows; a packed batch's maps have
+ * one batch entry.
+ */
+template <typename T, int D, bool PACKED>
+__global__ void __launch_bounds__(FLASH3_THREADS, 1)
+    flash3_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
+                  const __grid_constant__ CUtensorMap v_map, const fa_attention_params p, float scale,
+                  int q_tiles)
+{
+    static_assert(D % FLASH3_COLUMNS == 0, "rows are whole column blocks of 128 bytes");
+    static_assert(FLASH3_BR == FLASH3_CONSUMERS * FLASH3_BOX_ROWS, "a box of Q rows per consumer");
+    static_assert(FLASH3_WARPGROUP * (FLASH3_PRODUCER_REGS + FLASH3_CONSUMERS * FLASH3_CONSUMER_REGS) <=
+                      64 * 1024,
+                  "the warpgroups' registers fit the SM's register file");
+    static_assert(flash3_shared_bytes(D) <= 227 * 1024, "the tiles fit a block's shared memory");
+    constexpr int KV_ELEMENTS = FLASH3_BC * D;
+    extern __shared__ unsigned char flash3_bytes[];
+    __shared__ uint64_t barriers[2 + 4 * FLASH3_STAGES];
+    /* The 128-byte swizzle is a function of the address, repeating every FLASH3_ALIGN bytes. */
+    const uint32_t misalignment = shared_address(flash3_bytes) % FLASH3_ALIGN;
+    flash3_shared<T> sh;
+    sh.q = reinterpret_cast<T *>(flash3_bytes + (FLASH3_ALIGN - misalignment) % FLASH3_ALIGN);
+    sh.k = sh.q + FLASH3_BR * D;
+    sh.v = sh.k + FLASH3_STAGES * KV_ELEMENTS;
+    sh.q_full = &barriers[0];
+    sh.q_empty = &barriers[1];
+    sh.k_full = &barriers[2];
+    sh.v_full = sh.k_full + FLASH3_STAGES;
+    sh.k_empty = sh.v_full + FLASH3_STAGES;
+    sh.v_empty = sh.k_empty + FLASH3_STAGES;
+    constexpr int PAIR = FLASH3_CONSUMERS * FLASH3_WARPGROUP; /* every consumer thread */
+    if (threadIdx.x == 0) {
+        mbarrier_init(sh.q_full, 1);
+        mbarrier_init(sh.q_empty, PAIR);
+        for (int st = 0; st < FLASH3_STAGES; ++st) {
+            mbarrier_init(&sh.k_full[st], 1);
+            mbarrier_init(&sh.v_full[st], 1);
+            mbarrier_init(&sh.k_empty[st], PAIR);
+            mbarrier_init(&sh.v_empty[st], PAIR);
+        }
+        mbarrier_init_fence();
+    }
+    __syncthreads();
+
+    /* Both roles walk the same tiles in the same order, counting the query tiles (Q's rounds)
+     * and the key tiles (the ring's positions) that went before. */
+    const int64_t items = flash3_items(p.batch, p.heads_q, q_tiles);
+    int q_round = 0;
+    uint64_t visit = 0;
+    if (threadIdx.x / FLASH3_WARPGROUP == 0) { /* the producer: one thread issues every copy */
+        registers_release<FLASH3_PRODUCER_REGS>();
+        if (threadIdx.x != 0)
+            return;
+        for (int64_t item = blockIdx.x; item < items; item += gridDim.x)
+            for (int end = 0; end < 2; ++end) {
+                flash3_tile tile;
+                if (!flash3_tile_of<PACKED>(p, q_tiles, item, end, &tile))
+                    continue;
+                flash3_produce<D, PACKED>(sh, &q_map, &k_map, &v_map, p, tile, q_round++, visit);
+                visit += (uint64_t)(tile.keys.end - tile.keys.begin);
+            }
+        return;
+    }
+    registers_claim<FLASH3_CONSUMER_REGS>();
+
+    /* Ping-pong: the consumers take turns to issue their products (S_t, then P_{t-1} V_{t-1};
+     * the last tile's P V, after the loop, takes no turn), so that one's softmax runs while the
+     * other's products have the tensor cores. A consumer waits for its turn on its named
+     * barrier (all 256 consumer threads: its own sync, the other's arrive), issues, and gives
+     * the other its turn. The turns run on across the block's tiles: consumer 1 gives consumer
+     * 0 the first turn, and consumer 0 takes the turn consumer 1 gives after its last tile, so
+     * that each barrier ends balanced. D = 128 only: at D = 64 the products are too short to
+     * hide a softmax behind, and the turns cost it about a tenth (measured on \ref stage06). */
+    const int consumer = threadIdx.x / FLASH3_WARPGROUP - 1;
+    if (flash3_ping_pong(D) && consumer == 1)
+        named_barrier_arrive<PAIR>(FLASH3_TURN_BARRIER);
+    for (int64_t item = blockIdx.x; item < items; item += gridDim.x)
+        for (int end = 0; end < 2; ++end) {
+            flash3_tile tile;
+            if (!flash3_tile_of<PACKED>(p, q_tiles, item, end, &tile))
+                continue;
+            flash3_consume<T, D, PACKED>(sh, p, tile, q_round++, visit, scale);
+            visit += (uint64_t)(tile.keys.end - tile.keys.begin);
+        }
+    if (flash3_ping_pong(D) && consumer == 0)
+        named_barrier_sync<PAIR>(FLASH3_TURN_BARRIER);
 }
 
 #endif /* FLASH_3_HOPPER_CUH */

@@ -90,16 +90,33 @@ static fa_status tensor_map(CUtensorMap *map, PFN_cuTensorMapEncodeTiled_v12000 
     return FA_OK;
 }
 
-/** The launch of flash3_kernel<T, D, PACKED>: a block per 128 rows of the longest sequence, head, sequence. */
+/** At most this many blocks (0: one per SM): flash3_limit_blocks(). */
+static int block_limit = 0;
+
+void flash3_limit_blocks(int blocks)
+{
+    block_limit = blocks;
+}
+
+/**
+ * The launch of flash3_kernel<T, D, PACKED>: persistent, a block per SM (or
+ * flash3_limit_blocks()'s count), or one per work item where there are fewer
+ * (flash3_items()).
+ */
 template <typename T, int D, bool PACKED>
 static fa_status launch3(const fa_attention_params *p, const CUtensorMap maps[3], cudaStream_t stream)
 {
     const size_t bytes = flash3_shared_bytes(D);
     FA_TRY(fa_shared_memory_opt_in(flash3_kernel<T, D, PACKED>, bytes, "fa_attention: v3"));
-    const dim3 grid((unsigned)fa_ceil_div(flash_grid_rows(p), FLASH3_BR), (unsigned)p->heads_q,
-                    (unsigned)p->batch);
-    flash3_kernel<T, D, PACKED><<<grid, FLASH3_THREADS, bytes, stream>>>(maps[0], maps[1], maps[2],
-                                                                        *p, fa_attention_scale(p));
+    int device = 0, sms = 0;
+    FA_CUDA_TRY(cudaGetDevice(&device));
+    FA_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const int q_tiles = (int)fa_ceil_div(flash_grid_rows(p), FLASH3_BR);
+    const int64_t items = flash3_items(p->batch, p->heads_q, q_tiles);
+    const int most = block_limit > 0 && block_limit < sms ? block_limit : sms;
+    const unsigned blocks = (unsigned)(items < most ? items : most);
+    flash3_kernel<T, D, PACKED><<<blocks, FLASH3_THREADS, bytes, stream>>>(
+        maps[0], maps[1], maps[2], *p, fa_attention_scale(p), q_tiles);
     FA_LAUNCH_CHECK();
     return FA_OK;
 }

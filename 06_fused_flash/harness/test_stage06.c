@@ -555,6 +555,39 @@ static void test_spec_refusal(fa_tests *t)
 }
 
 /**
+ * Version 3's work items: every query tile of a batch entry and head exactly
+ * once, and under a causal mask (square, as many keys per tile as rows) every
+ * item of two tiles sees q_tiles + 1 key tiles, the middle one of an odd
+ * count half as many: the balance a persistent grid relies on.
+ */
+static void test_v3_items(fa_tests *t)
+{
+    for (int q_tiles = 1; q_tiles <= 9; ++q_tiles) {
+        int seen[9] = {0};
+        for (int pair = 0; pair < flash3_pairs(q_tiles); ++pair) {
+            int keys = 0, tiles = 0;
+            for (int end = 0; end < 2; ++end) {
+                const int tile = flash3_item_tile(q_tiles, pair, end);
+                if (tile < 0)
+                    continue;
+                FA_EXPECT(t, tile < q_tiles, "%d tiles: item %d names tile %d", q_tiles, pair, tile);
+                if (tile < q_tiles)
+                    ++seen[tile];
+                keys += tile + 1;
+                ++tiles;
+            }
+            FA_EXPECT(t, tiles == 2 ? keys == q_tiles + 1 : tiles == 1 && 2 * keys == q_tiles + 1,
+                      "%d tiles: item %d has %d tiles seeing %d key tiles", q_tiles, pair, tiles,
+                      keys);
+        }
+        for (int tile = 0; tile < q_tiles; ++tile)
+            FA_EXPECT(t, seen[tile] == 1, "%d tiles: tile %d in %d items", q_tiles, tile, seen[tile]);
+    }
+    FA_EXPECT(t, flash3_items(3, 5, 7) == 3 * 5 * 4, "3 x 5 heads of 7 tiles: %lld items",
+              (long long)flash3_items(3, 5, 7));
+}
+
+/**
  * The grid of each version: every (shape, head dimension) pair once in the
  * full run; every shape and every head dimension meets both layouts; every
  * head dimension every dtype of the version; every kind of heads, o dtype,
@@ -913,6 +946,14 @@ static void test_hopper(fa_tests *t)
                      r.cases == 32,
               "v3's M23 check: %s: %s (%d cases; the grid has %d, 16 shapes x 2 head dims)",
               fa_outcome_name(r.outcome), r.detail, r.cases, flash_grid_count(3, false));
+    /* Three blocks: each walks several work items of most cases, Q and the ring reused across
+     * them (with a block per SM, the grid's small cases give most blocks one item). */
+    flash3_limit_blocks(3);
+    const fa_result walked = fa_stage_check(&stage06, 23, FA_IMPL_REFERENCE, &only_v3);
+    flash3_limit_blocks(0);
+    FA_EXPECT(t, walked.outcome == FA_OUTCOME_PASSED && walked.cases == r.cases,
+              "v3's M23 check in three blocks: %s: %s (%d cases)", fa_outcome_name(walked.outcome),
+              walked.detail, walked.cases);
 }
 
 /** Poisoned elements of o (through its strides) and of lse after a run of @p c. */
@@ -1192,7 +1233,7 @@ int main(int argc, char **argv)
         test_battery,  test_overflow_boundaries, test_battery_catches, test_methods,
         test_strides,  test_scale,               test_variant_names,   test_hopper_refusals,
         test_auto_choice, test_fixtures,         test_grid,            test_judge,
-        test_driver_flags, test_spec_refusal,
+        test_driver_flags, test_spec_refusal,    test_v3_items,
     };
 #if FA_HAVE_CUDA
     static const fa_test_fn gpu[] = {

@@ -371,6 +371,23 @@ static void test_reference_checks(fa_tests *t)
 }
 
 /**
+ * Version 3's masked grid and packed batches in three blocks, each walking
+ * several work items (query tiles of different key ranges, Q and the ring
+ * reused across them), where the device is one version 3 runs on.
+ */
+static void test_hopper_walk(fa_tests *t)
+{
+    if (flash3_device_check() != FA_OK)
+        return;
+    const fa_run_options only_v3 = {.seed = SEED, .version = 3};
+    flash3_limit_blocks(3);
+    const fa_result r = fa_stage_check(&stage07, 25, FA_IMPL_REFERENCE, &only_v3);
+    flash3_limit_blocks(0);
+    FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED, "v3's M25 check in three blocks: %s: %s (%d cases)",
+              fa_outcome_name(r.outcome), r.detail, r.cases);
+}
+
+/**
  * The library's version 2 on the sentinel fixtures, in bf16 and fp16, through
  * ref_flash_forward(), judged end to end with canaries (M25's reference
  * check runs its masked grid).
@@ -644,8 +661,8 @@ int main(int argc, char **argv)
     static const fa_test_fn cpu[] = {test_key_tiles, test_fixtures, test_grid, test_packed_offsets,
                                      test_packed_cases};
 #if FA_HAVE_CUDA
-    static const fa_test_fn gpu[] = {test_reference_checks, test_library_masks, test_library_packed,
-                                     test_packed_leakage, test_packed_refusals};
+    static const fa_test_fn gpu[] = {test_reference_checks, test_hopper_walk,     test_library_masks,
+                                     test_library_packed,   test_packed_leakage,  test_packed_refusals};
     const fa_test_suite suite = {"test_stage07", cpu, FA_COUNT_OF(cpu), gpu, FA_COUNT_OF(gpu),
                                  fa_gpu_gate};
 #else
