@@ -183,9 +183,127 @@ static __device__ __forceinline__ void flash3_produce(const flash3_shared<T> &sh
     }
 }
 
+/** n8 fragments across a row of S: a consumer thread's S is float[1][FLASH3_FRAGMENTS][4]. */
+constexpr int FLASH3_FRAGMENTS = FLASH3_BC / 8;
+
+/** S = Q K^T for a consumer's 64 rows of Q (@p q_rows) by wgmma, both operands from shared memory. */
+template <int D, typename T>
+static __device__ __forceinline__ void flash3_issue_s(const T *q_rows, const T *k_tile,
+                                                      float (&s)[1][FLASH3_FRAGMENTS][4])
+{
+#pragma unroll
+    for (int ks = 0; ks < D / 16; ++ks) { /* 16 columns: 32 bytes along a swizzled row */
+        const int block = ks / 4, step = 2 * (ks % 4);
+        wgmma_scores(T(), reinterpret_cast<float(&)[64]>(s),
+                     wgmma_descriptor(q_rows + block * FLASH3_BR * FLASH3_COLUMNS, 1, 64) + step,
+                     wgmma_descriptor(k_tile + block * FLASH3_BC * FLASH3_COLUMNS, 1, 64) + step, ks);
+    }
+    wgmma_commit();
+}
+
+/** O += P V_t by wgmma, P (wgmma's A operand) from registers, V_t from shared memory. */
+template <int D, typename T>
+static __device__ __forceinline__ void flash3_issue_pv(const T *v_tile,
+                                                       uint32_t (&pa)[FLASH3_FRAGMENTS / 2][4],
+                                                       float (&o)[1][D / 8][4])
+{
+#pragma unroll
+    for (int kk = 0; kk < FLASH3_FRAGMENTS / 2; ++kk)
+#pragma unroll
+        for (int block = 0; block < D / FLASH3_COLUMNS; ++block)
+            wgmma_pv(T(), reinterpret_cast<float(&)[32]>(o[0][8 * block]), pa[kk],
+                     wgmma_descriptor(v_tile + (block * FLASH3_BC + 16 * kk) * FLASH3_COLUMNS, 1, 64), 1);
+    wgmma_commit();
+}
+
+/** wgmma_pin() of O and P, the registers a P V wgmma reads or writes. */
+template <int D>
+static __device__ __forceinline__ void flash3_pin_o_p(float (&o)[1][D / 8][4],
+                                                      uint32_t (&pa)[FLASH3_FRAGMENTS / 2][4])
+{
+    wgmma_pin(reinterpret_cast<float(&)[D / 2]>(o));
+    wgmma_pin(reinterpret_cast<uint32_t(&)[FLASH3_FRAGMENTS * 2]>(pa));
+}
+
+/**
+ * V_t ready for wgmma, at ring position @p position: its full barrier, and a
+ * packed sequence's last tile zeroed past its @p nk keys (never inside a
+ * turn: the zeroing waits for both consumers).
+ */
+template <int D, bool PACKED, typename T>
+static __device__ __forceinline__ void flash3_await_v(const flash3_shared<T> &sh, uint64_t position,
+                                                      int64_t t, int64_t nk)
+{
+    mbarrier_wait(&sh.v_full[flash3_stage(position)], flash3_parity(position));
+    const int64_t key0 = t * FLASH3_BC;
+    if (PACKED && key0 + FLASH3_BC > nk)
+        flash3_zero_v_tail<D / FLASH3_COLUMNS>(sh.v + flash3_stage(position) * FLASH3_BC * D,
+                                               (int)(nk - key0), threadIdx.x - FLASH3_WARPGROUP);
+}
+
+/**
+ * M25's mask (on a tile that is not full) and M19-M21 on S of key tile @p t
+ * of @p tile, for the 16 rows from @p warp_row0; @p alpha rescales O once
+ * the P V before it is done.
+ */
+static __device__ __forceinline__ void flash3_softmax(float (&s)[1][FLASH3_FRAGMENTS][4],
+                                                      float (&m)[1][2], float (&l)[1][2],
+                                                      float (&alpha)[1][2], float c,
+                                                      const fa_attention_params &p,
+                                                      const flash3_tile &tile, int64_t t,
+                                                      int64_t warp_row0)
+{
+    if (causal_tile_masked(tile.keys, t)) /* also a tail tile: its keys past nk are TMA's zeros */
+        causal2_mask<1, FLASH3_FRAGMENTS>(s, flash_sequence_band(p, tile.seq), warp_row0,
+                                          t * FLASH3_BC, tile.seq.nk);
+    float m_new[1][2];
+    tile2_rowmax<1, FLASH3_FRAGMENTS>(s, m, m_new);
+    tile2_exp<1, FLASH3_FRAGMENTS>(s, m, m_new, c, alpha);
+    tile2_rowsum<1, FLASH3_FRAGMENTS>(l, alpha, s);
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh)
+        m[0][hh] = m_new[0][hh];
+}
+
+/** P rounded to T as wgmma's A operand, all of it before the first P V wgmma (\ref stage06, pitfalls). */
+template <typename T>
+static __device__ __forceinline__ void flash3_round_p(float (&s)[1][FLASH3_FRAGMENTS][4],
+                                                      uint32_t (&pa)[FLASH3_FRAGMENTS / 2][4])
+{
+#pragma unroll
+    for (int kk = 0; kk < FLASH3_FRAGMENTS / 2; ++kk)
+        tile2_p_fragment<T>(s[0][2 * kk], s[0][2 * kk + 1], pa[kk]);
+}
+
+/** The P V wgmma is done: O and P are this thread's again, V's stage (@p v_empty) the producer's. */
+template <int D>
+static __device__ __forceinline__ void flash3_finish_pv(float (&o)[1][D / 8][4],
+                                                        uint32_t (&pa)[FLASH3_FRAGMENTS / 2][4],
+                                                        uint64_t *v_empty)
+{
+    wgmma_wait<0>();
+    flash3_pin_o_p<D>(o, pa);
+    mbarrier_arrive(v_empty);
+}
+
+/** P V_t at ring position @p position, issued and waited for at once. */
+template <int D, bool PACKED, typename T>
+static __device__ __forceinline__ void flash3_pv_now(const flash3_shared<T> &sh, uint64_t position,
+                                                     int64_t t, int64_t nk,
+                                                     uint32_t (&pa)[FLASH3_FRAGMENTS / 2][4],
+                                                     float (&o)[1][D / 8][4])
+{
+    flash3_await_v<D, PACKED>(sh, position, t, nk);
+    flash3_pin_o_p<D>(o, pa);
+    wgmma_fence();
+    flash3_issue_pv<D>(sh.v + flash3_stage(position) * FLASH3_BC * D, pa, o);
+    flash3_finish_pv<D>(o, pa, &sh.v_empty[flash3_stage(position)]);
+}
+
 /**
  * One consumer's 64 rows of one query tile: Q of round @p q_round, key tiles
- * from ring position @p visit on, O and lse stored at the end.
+ * from ring position @p visit on (key tile t at visit + t - keys.begin), O
+ * and lse stored at the end.
  *
  * wgmma's accumulators are laid out per warp as mma.sync's: thread element
  * 4 n + e is fragment n's element e (row lane / 4 + 8 (e / 2), column
@@ -200,14 +318,10 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
                                                       const flash3_tile &tile, int q_round,
                                                       uint64_t visit, float scale)
 {
-    constexpr int BLOCKS = D / FLASH3_COLUMNS;
-    constexpr int KV_ELEMENTS = FLASH3_BC * D;
-    constexpr int NT = FLASH3_BC / 8;
     const int consumer = threadIdx.x / FLASH3_WARPGROUP - 1, warp = (threadIdx.x % FLASH3_WARPGROUP) / 32;
     const int lane = threadIdx.x % 32;
     const T *const q_mine = sh.q + consumer * FLASH3_BOX_ROWS * FLASH3_COLUMNS;
     const float c = scale * FA_LOG2E_F;
-    const flash_sequence &seq = tile.seq;
     const causal_tiles &tiles = tile.keys;
     float m[1][2] = {{-INFINITY, -INFINITY}}, l[1][2] = {{0.0f, 0.0f}}, o[1][D / 8][4];
 #pragma unroll
@@ -228,125 +342,60 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
      * P V before it, the last one's comes after the loop. D = 128 only: at D = 64 it cost
      * 10 to 18 percent (measured on \ref stage06), and each tile's P V follows its softmax. */
     constexpr bool OVERLAP = D == 128;
-    float s[1][NT][4];
-    uint32_t pa[NT / 2][4]; /* P of the tile whose P V is still to issue */
-    auto stage_of = [&](int64_t t) { return flash3_stage(visit + (uint64_t)(t - tiles.begin)); };
-    auto parity_of = [&](int64_t t) { return flash3_parity(visit + (uint64_t)(t - tiles.begin)); };
-    auto issue_s = [&](int64_t t) {
-        const T *const k_tile = sh.k + stage_of(t) * KV_ELEMENTS;
-#pragma unroll
-        for (int ks = 0; ks < D / 16; ++ks) { /* 16 columns: 32 bytes along a swizzled row */
-            const int block = ks / 4, step = 2 * (ks % 4);
-            wgmma_scores(T(), reinterpret_cast<float(&)[64]>(s),
-                         wgmma_descriptor(q_mine + block * FLASH3_BR * FLASH3_COLUMNS, 1, 64) + step,
-                         wgmma_descriptor(k_tile + block * FLASH3_BC * FLASH3_COLUMNS, 1, 64) + step,
-                         ks);
-        }
-        wgmma_commit();
-    };
-    auto issue_pv = [&](int64_t t) {
-        const T *const v_tile = sh.v + stage_of(t) * KV_ELEMENTS;
-#pragma unroll
-        for (int kk = 0; kk < NT / 2; ++kk)
-#pragma unroll
-            for (int block = 0; block < BLOCKS; ++block)
-                wgmma_pv(T(), reinterpret_cast<float(&)[32]>(o[0][8 * block]), pa[kk],
-                         wgmma_descriptor(v_tile + (block * FLASH3_BC + 16 * kk) * FLASH3_COLUMNS, 1, 64),
-                         1);
-        wgmma_commit();
-    };
-    /* V_t ready for wgmma: its full barrier, and a packed sequence's last tile zeroed past its
-     * keys (never inside a turn: the zeroing waits for both consumers). */
-    auto await_v = [&](int64_t t) {
-        mbarrier_wait(&sh.v_full[stage_of(t)], parity_of(t));
-        const int64_t key0 = t * FLASH3_BC;
-        if (PACKED && key0 + FLASH3_BC > seq.nk)
-            flash3_zero_v_tail<BLOCKS>(sh.v + stage_of(t) * KV_ELEMENTS, (int)(seq.nk - key0),
-                                       threadIdx.x - FLASH3_WARPGROUP);
-    };
-    /* M25's mask and M19-M21 on S_t; alpha rescales O once the P V before it is done. */
-    auto softmax = [&](int64_t t, float (&alpha)[1][2]) {
-        if (causal_tile_masked(tiles, t)) /* also a tail tile: its keys past nk are TMA's zeros */
-            causal2_mask<1, NT>(s, flash_sequence_band(p, seq), warp_row0, t * FLASH3_BC, seq.nk);
-        float m_new[1][2];
-        tile2_rowmax<1, NT>(s, m, m_new);
-        tile2_exp<1, NT>(s, m, m_new, c, alpha);
-        tile2_rowsum<1, NT>(l, alpha, s);
-#pragma unroll
-        for (int hh = 0; hh < 2; ++hh)
-            m[0][hh] = m_new[0][hh];
-    };
-    /* P as wgmma's A operand, all of it before the first P V wgmma (\ref stage06, pitfalls). */
-    auto round_p = [&]() {
-#pragma unroll
-        for (int kk = 0; kk < NT / 2; ++kk)
-            tile2_p_fragment<T>(s[0][2 * kk], s[0][2 * kk + 1], pa[kk]);
-    };
-    /* P_t V_t's wgmma is done: O and P are this thread's again, V_t the producer's. */
-    auto finish_pv = [&](int64_t t) {
-        wgmma_wait<0>();
-        wgmma_pin(reinterpret_cast<float(&)[D / 2]>(o));
-        wgmma_pin(reinterpret_cast<uint32_t(&)[NT * 2]>(pa));
-        mbarrier_arrive(&sh.v_empty[stage_of(t)]);
-    };
-    auto pv_now = [&](int64_t t) {
-        await_v(t);
-        wgmma_pin(reinterpret_cast<float(&)[D / 2]>(o));
-        wgmma_pin(reinterpret_cast<uint32_t(&)[NT * 2]>(pa));
-        wgmma_fence();
-        issue_pv(t);
-        finish_pv(t);
-    };
+    float s[1][FLASH3_FRAGMENTS][4];
+    uint32_t pa[FLASH3_FRAGMENTS / 2][4]; /* P of the tile whose P V is still to issue */
 
     if (tiles.end > tiles.begin) { /* the first tile: S, its softmax (O is still zero), P */
-        mbarrier_wait(&sh.k_full[stage_of(tiles.begin)], parity_of(tiles.begin));
+        mbarrier_wait(&sh.k_full[flash3_stage(visit)], flash3_parity(visit));
         if (PING_PONG)
             named_barrier_sync<PAIR>(my_turn);
         wgmma_fence();
-        issue_s(tiles.begin);
+        flash3_issue_s<D>(q_mine, sh.k + flash3_stage(visit) * FLASH3_BC * D, s);
         if (PING_PONG)
             named_barrier_arrive<PAIR>(their_turn);
         wgmma_wait<0>();
         wgmma_pin(reinterpret_cast<float(&)[64]>(s));
-        mbarrier_arrive(&sh.k_empty[stage_of(tiles.begin)]); /* S is in registers: K may be overwritten */
+        mbarrier_arrive(&sh.k_empty[flash3_stage(visit)]); /* S is in registers: K may be overwritten */
         float alpha[1][2];
-        softmax(tiles.begin, alpha);
-        round_p();
+        flash3_softmax(s, m, l, alpha, c, p, tile, tiles.begin, warp_row0);
+        flash3_round_p<T>(s, pa);
         if (!OVERLAP)
-            pv_now(tiles.begin);
+            flash3_pv_now<D, PACKED>(sh, visit, tiles.begin, tile.seq.nk, pa, o);
     }
     for (int64_t t = tiles.begin + 1; t < tiles.end; ++t) {
-        mbarrier_wait(&sh.k_full[stage_of(t)], parity_of(t));
+        /* The ring positions of key tile t and of t - 1, whose P V is still to issue. */
+        const uint64_t at = visit + (uint64_t)(t - tiles.begin);
+        const uint64_t before = visit + (uint64_t)(t - 1 - tiles.begin);
+        mbarrier_wait(&sh.k_full[flash3_stage(at)], flash3_parity(at));
         if (OVERLAP)
-            await_v(t - 1);
+            flash3_await_v<D, PACKED>(sh, before, t - 1, tile.seq.nk);
         if (PING_PONG)
             named_barrier_sync<PAIR>(my_turn);
-        if (OVERLAP) {
-            wgmma_pin(reinterpret_cast<float(&)[D / 2]>(o));
-            wgmma_pin(reinterpret_cast<uint32_t(&)[NT * 2]>(pa));
-        }
-        wgmma_fence();
-        issue_s(t);
         if (OVERLAP)
-            issue_pv(t - 1);
+            flash3_pin_o_p<D>(o, pa);
+        wgmma_fence();
+        flash3_issue_s<D>(q_mine, sh.k + flash3_stage(at) * FLASH3_BC * D, s);
+        if (OVERLAP)
+            flash3_issue_pv<D>(sh.v + flash3_stage(before) * FLASH3_BC * D, pa, o);
         if (PING_PONG)
             named_barrier_arrive<PAIR>(their_turn);
         wgmma_wait<OVERLAP ? 1 : 0>(); /* S_t is done; P_{t-1} V_{t-1} may still run */
         wgmma_pin(reinterpret_cast<float(&)[64]>(s));
-        mbarrier_arrive(&sh.k_empty[stage_of(t)]);
+        mbarrier_arrive(&sh.k_empty[flash3_stage(at)]);
         float alpha[1][2];
-        softmax(t, alpha);
+        flash3_softmax(s, m, l, alpha, c, p, tile, t, warp_row0);
         if (OVERLAP)
-            finish_pv(t - 1);
+            flash3_finish_pv<D>(o, pa, &sh.v_empty[flash3_stage(before)]);
         tile2_rescale<D, 1>(o, alpha);
-        round_p();
+        flash3_round_p<T>(s, pa);
         if (!OVERLAP)
-            pv_now(t);
+            flash3_pv_now<D, PACKED>(sh, at, t, tile.seq.nk, pa, o);
     }
     /* Every S is done: the producer may load the next tile's Q while this one ends. */
     mbarrier_arrive(sh.q_empty);
     if (OVERLAP && tiles.end > tiles.begin) /* the last tile's P V */
-        pv_now(tiles.end - 1);
+        flash3_pv_now<D, PACKED>(sh, visit + (uint64_t)(tiles.end - 1 - tiles.begin), tiles.end - 1,
+                                 tile.seq.nk, pa, o);
 
     float lse[1][2];
     tile2_normalise<D, 1>(o, m, l, scale, lse);
@@ -354,7 +403,7 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
         const int64_t row = warp_row0 + lane / 4 + 8 * hh;
-        if (row >= seq.nq)
+        if (row >= tile.seq.nq)
             continue;
         T *const out = static_cast<T *>(p.o) + outputs.o + row * p.o_strides.row +
                        tile.h * p.o_strides.head;

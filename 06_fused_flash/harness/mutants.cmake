@@ -26,7 +26,7 @@ fa_add_mutants(NUMBER 06 MILESTONE 23 TABLE stage06_mutants)
 # capability 9.0.
 set(stage06_library_mutants [=[
 v3_o_not_rescaled|3|06_fused_flash/flash_3_hopper.cuh|tile2_rescale<D, 1>(o, alpha);|/* O not rescaled */|judge:10
-v3_tail_unmasked|3|06_fused_flash/flash_3_hopper.cuh|if (causal_tile_masked(tiles, t))|if (false)|judge:10
+v3_tail_unmasked|3|06_fused_flash/flash_3_hopper.cuh|if (causal_tile_masked(tile.keys, t))|if (false)|judge:10
 v3_scale_twice|3|06_fused_flash/flash_3_hopper.cuh|const float c = scale * FA_LOG2E_F;|const float c = scale * scale * FA_LOG2E_F;|judge:10
 v3_copies_unswizzled|3|06_fused_flash/forward_hopper.cu|CU_TENSOR_MAP_SWIZZLE_128B|CU_TENSOR_MAP_SWIZZLE_NONE|judge:10
 ]=])
