@@ -282,25 +282,29 @@ static fa_status probe_25(fa_impl impl, const fa_run_options *options)
     return causal_forward_of(impl)(VERSION, &empty, 0);
 }
 
-/** The timed problem: batch 16, 16 heads of 1024 queries and keys, d 64, fp32, causal bottom-right. */
+/** The timed problem: batch 16, 16 heads of 1024 queries and keys, d 64, causal bottom-right. */
 enum { TIMED_BATCH = 16, TIMED_HEADS = 16, TIMED_N = 1024, TIMED_D = 64 };
 
+/** Times the version --version names (version 1 without it) on the timed problem or the flags'. */
 static fa_status time_25(fa_impl impl, const fa_run_options *options, double *milliseconds,
                          char *label, size_t cap)
 {
-    flash_spec f = flags_spec(options, VERSION);
+    const int version = options->version != 0 ? options->version : VERSION;
+    FA_TRY(version_runs(impl, version));
+    flash_spec f = flags_spec(options, version);
     if (options->problem.given == 0)
         f = (flash_spec){.batch = TIMED_BATCH, .heads_q = TIMED_HEADS, .heads_kv = TIMED_HEADS,
-                         .nq = TIMED_N, .nk = TIMED_N, .head_dim = TIMED_D, .dtype = FA_F32,
+                         .nq = TIMED_N, .nk = TIMED_N, .head_dim = TIMED_D,
+                         .dtype = version == VERSION ? FA_F32 : FA_BF16,
                          .mask = FA_MASK_CAUSAL_BOTTOM_RIGHT};
     const flash_shape shape = {f.batch,    f.heads_q, f.heads_kv,    f.nq,          f.nk,
                                f.head_dim, f.dtype,   f.mask,        f.window_left, f.window_right};
     fa_stats stats;
-    FA_TRY(flash_time_shape(causal_forward_of(impl), VERSION, &shape, options->seed, &stats));
+    FA_TRY(flash_time_shape(launcher_of(impl, version), version, &shape, options->seed, &stats));
     *milliseconds = stats.median;
     char text[96];
     flash_shape_label(&shape, text, sizeof text);
-    snprintf(label, cap, "v1 %s", text);
+    snprintf(label, cap, "v%d %s", version, text);
     return FA_OK;
 }
 

@@ -371,6 +371,34 @@ static void test_reference_checks(fa_tests *t)
 }
 
 /**
+ * M25's timing runs the version --version names, labelled with it (version 1
+ * without --version), and each version 2 or 3 where it runs here; the
+ * learner's versions 2 and 3 have no slot to time.
+ */
+static void test_timing_versions(fa_tests *t)
+{
+    const fa_milestone_check *m25 = &stage07.checks[0];
+    for (int version = 0; version <= 3; ++version) {
+        if (version == 3 && flash3_device_check() != FA_OK)
+            continue;
+        const fa_run_options options = {.seed = SEED, .version = version};
+        double ms = 0.0;
+        char label[FA_CASE_NAME] = "", expected[8];
+        snprintf(expected, sizeof expected, "v%d ", version == 0 ? 1 : version);
+        const fa_status status = m25->time(FA_IMPL_REFERENCE, &options, &ms, label, sizeof label);
+        FA_EXPECT(t, status == FA_OK && ms > 0.0 && strncmp(label, expected, strlen(expected)) == 0,
+                  "M25 timed with --version %d: %s, %.4f ms, '%s'", version, fa_status_name(status),
+                  ms, label);
+    }
+    const fa_run_options v2 = {.seed = SEED, .version = 2};
+    double ms = 0.0;
+    char label[FA_CASE_NAME] = "";
+    FA_EXPECT(t, m25->time(FA_IMPL_LEARNER, &v2, &ms, label, sizeof label) == FA_ERR_UNSUPPORTED &&
+                     strstr(fa_last_error(), "no learner slot") != NULL,
+              "the learner's version 2 timed: %s", fa_last_error());
+}
+
+/**
  * Version 3's masked grid and packed batches in three blocks, each walking
  * several work items (query tiles of different key ranges, Q and the ring
  * reused across them), where the device is one version 3 runs on.
@@ -661,8 +689,9 @@ int main(int argc, char **argv)
     static const fa_test_fn cpu[] = {test_key_tiles, test_fixtures, test_grid, test_packed_offsets,
                                      test_packed_cases};
 #if FA_HAVE_CUDA
-    static const fa_test_fn gpu[] = {test_reference_checks, test_hopper_walk,     test_library_masks,
-                                     test_library_packed,   test_packed_leakage,  test_packed_refusals};
+    static const fa_test_fn gpu[] = {test_reference_checks, test_hopper_walk,    test_timing_versions,
+                                     test_library_masks,    test_library_packed, test_packed_leakage,
+                                     test_packed_refusals};
     const fa_test_suite suite = {"test_stage07", cpu, FA_COUNT_OF(cpu), gpu, FA_COUNT_OF(gpu),
                                  fa_gpu_gate};
 #else
