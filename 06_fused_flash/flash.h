@@ -42,7 +42,7 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE int flash2_br(int d_pad)
 
 /** Version 3 (sm_90a): its tiles, its K/V ring and its warpgroups. */
 enum {
-    FLASH3_BR = 128,             /**< query rows per block: one box of rows per consumer */
+    FLASH3_BR = 128,             /**< query rows per tile (a block walks many): a box of rows per consumer */
     FLASH3_BC = 128,             /**< keys per tile */
     FLASH3_STAGES = 2,           /**< K and V tiles in the ring */
     FLASH3_WARPGROUP = 128,      /**< threads of a warpgroup, wgmma's unit */
@@ -100,6 +100,27 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_item_tile(int q_tiles, int 
 static inline FA_CONSTEXPR FA_HOST_DEVICE int64_t flash3_items(int64_t batch, int64_t heads, int q_tiles)
 {
     return batch * heads * flash3_pairs(q_tiles);
+}
+
+/**
+ * Version 3's blocks for @p items work items on @p sms SMs: a block per SM,
+ * or @p limit blocks where 0 < limit < sms (flash3_limit_blocks()), and no
+ * more than there are items.
+ */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int64_t flash3_grid_blocks(int64_t items, int sms, int limit)
+{
+    const int most = limit > 0 && limit < sms ? limit : sms;
+    return items < most ? items : most;
+}
+
+/**
+ * The registers a thread of version 3's block has at launch: the register
+ * file (64 K) over the block's threads, in the allocation's steps of 8. The
+ * producer gives some back and the consumers take them (setmaxnreg).
+ */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_launch_registers(void)
+{
+    return 64 * 1024 / FLASH3_THREADS / 8 * 8;
 }
 
 /**

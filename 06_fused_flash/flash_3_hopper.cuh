@@ -30,7 +30,7 @@
  * Tiles are stored as TMA writes them: column blocks of 64 elements (128
  * bytes), 128-byte swizzled, which is the layout wgmma's descriptors read.
  * The key tiles are M25's (\ref stage07): the producer loads and the
- * consumers score only the tiles the block's rows see, and the consumers
+ * consumers score only the tiles a query tile's rows see, and the consumers
  * mask the scores of the tiles that are not full. TMA fills rows past nq or
  * nk with zeros; a tail tile is masked as past nk, so it needs nothing else.
  * In a packed batch (PACKED, \ref stage07) a query tile is one sequence's:
@@ -110,8 +110,8 @@ struct flash3_tile {
 /**
  * Tile @p end (0 or 1) of work item @p item (flash3_item_tile()) of @p p,
  * whose sequences have @p q_tiles query tiles (the longest's, when packed).
- * False when there is none: the single tile of an odd count's middle item, or
- * a tile past a packed sequence shorter than the longest.
+ * False when there is none: end 1 of an odd count's middle item, which is one
+ * tile, or a tile past a packed sequence shorter than the longest.
  */
 template <bool PACKED>
 static __device__ __forceinline__ bool flash3_tile_of(const fa_attention_params &p, int q_tiles,
@@ -134,11 +134,12 @@ static __device__ __forceinline__ bool flash3_tile_of(const fa_attention_params 
     return true;
 }
 
-/** The ring's stage and phase parity of the @p visit-th key tile a block loads (from 0). */
+/** The ring's stage that the @p visit-th key tile a block loads (from 0) goes to. */
 static __device__ __forceinline__ int flash3_stage(uint64_t visit)
 {
     return (int)(visit % FLASH3_STAGES);
 }
+/** The parity of the phase of its stage's barriers that the @p visit-th key tile completes. */
 static __device__ __forceinline__ uint32_t flash3_parity(uint64_t visit)
 {
     return (uint32_t)(visit / FLASH3_STAGES) & 1;
@@ -433,9 +434,11 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
 {
     static_assert(D % FLASH3_COLUMNS == 0, "rows are whole column blocks of 128 bytes");
     static_assert(FLASH3_BR == FLASH3_CONSUMERS * FLASH3_BOX_ROWS, "a box of Q rows per consumer");
-    static_assert(FLASH3_WARPGROUP * (FLASH3_PRODUCER_REGS + FLASH3_CONSUMERS * FLASH3_CONSUMER_REGS) <=
-                      64 * 1024,
-                  "the warpgroups' registers fit the SM's register file");
+    /* setmaxnreg moves registers between warpgroups within what the launch gave the block
+     * (flash3_launch_registers() a thread): an increase beyond it waits forever. */
+    static_assert(FLASH3_PRODUCER_REGS + FLASH3_CONSUMERS * FLASH3_CONSUMER_REGS <=
+                      (1 + FLASH3_CONSUMERS) * flash3_launch_registers(),
+                  "the warpgroups' registers fit what the launch gives the block");
     static_assert(flash3_shared_bytes(D) <= 227 * 1024, "the tiles fit a block's shared memory");
     constexpr int KV_ELEMENTS = FLASH3_BC * D;
     extern __shared__ unsigned char flash3_bytes[];

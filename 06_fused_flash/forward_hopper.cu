@@ -113,8 +113,9 @@ static fa_status launch3(const fa_attention_params *p, const CUtensorMap maps[3]
     FA_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     const int q_tiles = (int)fa_ceil_div(flash_grid_rows(p), FLASH3_BR);
     const int64_t items = flash3_items(p->batch, p->heads_q, q_tiles);
-    const int most = block_limit > 0 && block_limit < sms ? block_limit : sms;
-    const unsigned blocks = (unsigned)(items < most ? items : most);
+    if (items == 0)
+        return FA_OK; /* a packed batch whose longest sequence has no rows */
+    const unsigned blocks = (unsigned)flash3_grid_blocks(items, sms, block_limit);
     flash3_kernel<T, D, PACKED><<<blocks, FLASH3_THREADS, bytes, stream>>>(
         maps[0], maps[1], maps[2], *p, fa_attention_scale(p), q_tiles);
     FA_LAUNCH_CHECK();

@@ -558,12 +558,14 @@ static void test_spec_refusal(fa_tests *t)
  * Version 3's work items: every query tile of a batch entry and head exactly
  * once, and under a causal mask (square, as many keys per tile as rows) every
  * item of two tiles sees q_tiles + 1 key tiles, the middle one of an odd
- * count half as many: the balance a persistent grid relies on.
+ * count half as many: the balance a persistent grid relies on. And its grid's
+ * size.
  */
 static void test_v3_items(fa_tests *t)
 {
-    for (int q_tiles = 1; q_tiles <= 9; ++q_tiles) {
-        int seen[9] = {0};
+    enum { MOST_TILES = 9 };
+    for (int q_tiles = 1; q_tiles <= MOST_TILES; ++q_tiles) {
+        int seen[MOST_TILES] = {0};
         for (int pair = 0; pair < flash3_pairs(q_tiles); ++pair) {
             int keys = 0, tiles = 0;
             for (int end = 0; end < 2; ++end) {
@@ -585,6 +587,19 @@ static void test_v3_items(fa_tests *t)
     }
     FA_EXPECT(t, flash3_items(3, 5, 7) == 3 * 5 * 4, "3 x 5 heads of 7 tiles: %lld items",
               (long long)flash3_items(3, 5, 7));
+    /* The grid: a block per SM, the tests' limit below that, never more blocks than items. */
+    static const struct {
+        int64_t items;
+        int sms, limit;
+        int64_t blocks;
+    } grids[] = {{1000, 132, 0, 132}, {100, 132, 0, 100}, {1000, 132, 3, 3},
+                 {2, 132, 3, 2},      {1000, 132, 500, 132}, {1000, 132, -1, 132}};
+    for (int i = 0; i < FA_COUNT_OF(grids); ++i)
+        FA_EXPECT(t, flash3_grid_blocks(grids[i].items, grids[i].sms, grids[i].limit) == grids[i].blocks,
+                  "%lld items on %d SMs, limit %d: %lld blocks, want %lld", (long long)grids[i].items,
+                  grids[i].sms, grids[i].limit,
+                  (long long)flash3_grid_blocks(grids[i].items, grids[i].sms, grids[i].limit),
+                  (long long)grids[i].blocks);
 }
 
 /**
