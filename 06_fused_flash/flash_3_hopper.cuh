@@ -145,6 +145,13 @@ static __device__ __forceinline__ uint32_t flash3_parity(uint64_t visit)
     return (uint32_t)(visit / FLASH3_STAGES) & 1;
 }
 
+/** The tile of a K or V @p ring (FLASH3_STAGES tiles of FLASH3_BC rows of D) at ring position @p position. */
+template <int D, typename T>
+static __device__ __forceinline__ T *flash3_ring_tile(T *ring, uint64_t position)
+{
+    return ring + flash3_stage(position) * FLASH3_BC * D;
+}
+
 /**
  * The producer's copies of one query tile: Q, once the consumers are done
  * with the last tile's (@p q_round: the tiles before this one), then K_t and
@@ -175,12 +182,12 @@ static __device__ __forceinline__ void flash3_produce(const flash3_shared<T> &sh
         mbarrier_wait(&sh.k_empty[st], parity ^ 1);
         mbarrier_arrive_expect(&sh.k_full[st], KV_ELEMENTS * sizeof(T));
         const int key_row = (int)(tile.seq.first_key + t * FLASH3_BC);
-        flash3_load_tile<BLOCKS, FLASH3_BC, FLASH3_BC>(sh.k + st * KV_ELEMENTS, k_map, h_kv, key_row,
-                                                       batch, &sh.k_full[st]);
+        flash3_load_tile<BLOCKS, FLASH3_BC, FLASH3_BC>(flash3_ring_tile<D>(sh.k, visit), k_map, h_kv,
+                                                       key_row, batch, &sh.k_full[st]);
         mbarrier_wait(&sh.v_empty[st], parity ^ 1);
         mbarrier_arrive_expect(&sh.v_full[st], KV_ELEMENTS * sizeof(T));
-        flash3_load_tile<BLOCKS, FLASH3_BC, FLASH3_BC>(sh.v + st * KV_ELEMENTS, v_map, h_kv, key_row,
-                                                       batch, &sh.v_full[st]);
+        flash3_load_tile<BLOCKS, FLASH3_BC, FLASH3_BC>(flash3_ring_tile<D>(sh.v, visit), v_map, h_kv,
+                                                       key_row, batch, &sh.v_full[st]);
     }
 }
 
@@ -238,7 +245,7 @@ static __device__ __forceinline__ void flash3_await_v(const flash3_shared<T> &sh
     mbarrier_wait(&sh.v_full[flash3_stage(position)], flash3_parity(position));
     const int64_t key0 = t * FLASH3_BC;
     if (PACKED && key0 + FLASH3_BC > nk)
-        flash3_zero_v_tail<D / FLASH3_COLUMNS>(sh.v + flash3_stage(position) * FLASH3_BC * D,
+        flash3_zero_v_tail<D / FLASH3_COLUMNS>(flash3_ring_tile<D>(sh.v, position),
                                                (int)(nk - key0), threadIdx.x - FLASH3_WARPGROUP);
 }
 
@@ -297,7 +304,7 @@ static __device__ __forceinline__ void flash3_pv_now(const flash3_shared<T> &sh,
     flash3_await_v<D, PACKED>(sh, position, t, nk);
     flash3_pin_o_p<D>(o, pa);
     wgmma_fence();
-    flash3_issue_pv<D>(sh.v + flash3_stage(position) * FLASH3_BC * D, pa, o);
+    flash3_issue_pv<D>(flash3_ring_tile<D>(sh.v, position), pa, o);
     flash3_finish_pv<D>(o, pa, &sh.v_empty[flash3_stage(position)]);
 }
 
@@ -351,7 +358,7 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
         if (PING_PONG)
             named_barrier_sync<PAIR>(my_turn);
         wgmma_fence();
-        flash3_issue_s<D>(q_mine, sh.k + flash3_stage(visit) * FLASH3_BC * D, s);
+        flash3_issue_s<D>(q_mine, flash3_ring_tile<D>(sh.k, visit), s);
         if (PING_PONG)
             named_barrier_arrive<PAIR>(their_turn);
         wgmma_wait<0>();
@@ -375,9 +382,9 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
         if (OVERLAP)
             flash3_pin_o_p<D>(o, pa);
         wgmma_fence();
-        flash3_issue_s<D>(q_mine, sh.k + flash3_stage(at) * FLASH3_BC * D, s);
+        flash3_issue_s<D>(q_mine, flash3_ring_tile<D>(sh.k, at), s);
         if (OVERLAP)
-            flash3_issue_pv<D>(sh.v + flash3_stage(before) * FLASH3_BC * D, pa, o);
+            flash3_issue_pv<D>(flash3_ring_tile<D>(sh.v, before), pa, o);
         if (PING_PONG)
             named_barrier_arrive<PAIR>(their_turn);
         wgmma_wait<OVERLAP ? 1 : 0>(); /* S_t is done; P_{t-1} V_{t-1} may still run */
