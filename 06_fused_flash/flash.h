@@ -42,25 +42,77 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE int flash2_br(int d_pad)
 
 /** Version 3 (sm_90a): its tiles, its K/V ring and its warpgroups. */
 enum {
-    FLASH3_BR = 128,             /**< query rows per tile (a block walks many): a box of rows per consumer */
     FLASH3_BC = 128,             /**< keys per tile */
-    FLASH3_STAGES = 2,           /**< K and V tiles in the ring */
     FLASH3_WARPGROUP = 128,      /**< threads of a warpgroup, wgmma's unit */
-    FLASH3_CONSUMERS = 2,        /**< consumer warpgroups, beside one producer */
-    FLASH3_THREADS = FLASH3_WARPGROUP * (1 + FLASH3_CONSUMERS),
     FLASH3_BOX_ROWS = 64,        /**< rows of Q per TMA box: one consumer's (wgmma's m) */
     FLASH3_COLUMNS = 64,         /**< elements per column block of a tile: 128 bytes, the swizzle's span */
     FLASH3_ALIGN = 1024,         /**< bytes: the 128-byte swizzle repeats every 8 rows of 128 bytes */
     FLASH3_PRODUCER_REGS = 24,   /**< registers a producer thread keeps (setmaxnreg) */
-    FLASH3_CONSUMER_REGS = 240,  /**< registers a consumer thread takes */
     FLASH3_TURN_BARRIER = 1,     /**< named barriers 1 and 2: the consumers' turns (0 is __syncthreads()) */
     FLASH3_TAIL_BARRIER = 3      /**< named barrier 3: a packed sequence's last V tile zeroed past its keys */
 };
 
+/**
+ * Version 3's consumer warpgroups at head dim @p d, beside one producer, a
+ * box of FLASH3_BOX_ROWS query rows each: two (the kernel takes two or
+ * three). Three at d = 64 (tiles of 192 rows, a ring of 4) ran 6 to 11
+ * percent faster without a mask from N = 2048 up, but 13 and 19 percent
+ * slower under a causal mask at N = 1024 and 512, whose diagonal tiles of
+ * 192 rows score a third more keys (\ref stage06, measured). At d = 128,
+ * three would not have the registers (flash3_consumer_registers()).
+ */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_consumers(int d)
+{
+    (void)d;
+    return 2;
+}
+
+/** Version 3's query rows per tile (a block walks many): a box of rows per consumer. */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_br(int d)
+{
+    return flash3_consumers(d) * FLASH3_BOX_ROWS;
+}
+
+/** Version 3's threads per block: the producer's warpgroup and the consumers'. */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_threads(int d)
+{
+    return FLASH3_WARPGROUP * (1 + flash3_consumers(d));
+}
+
+/** Version 3's K and V tiles in the ring: 2, what shared memory holds at d = 128 (d = 64 would hold 4). */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_stages(int d)
+{
+    (void)d;
+    return 2;
+}
+
 /** Version 3's shared memory at head dim @p d: Q, K and V per stage, and room to align them. */
 static inline FA_CONSTEXPR FA_HOST_DEVICE size_t flash3_shared_bytes(int d)
 {
-    return (size_t)(FLASH3_BR + 2 * FLASH3_STAGES * FLASH3_BC) * (size_t)d * 2 + FLASH3_ALIGN;
+    return (size_t)(flash3_br(d) + 2 * flash3_stages(d) * FLASH3_BC) * (size_t)d * 2 + FLASH3_ALIGN;
+}
+
+/**
+ * The registers a thread of version 3's block has at launch at head dim
+ * @p d: the register file (64 K) over the block's threads, in the
+ * allocation's steps of 8. The producer gives some back and the consumers
+ * take them (setmaxnreg).
+ */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_launch_registers(int d)
+{
+    return 64 * 1024 / flash3_threads(d) / 8 * 8;
+}
+
+/**
+ * The registers a consumer thread takes at head dim @p d (setmaxnreg): S
+ * (64 floats), P (32) and O (d / 2 floats), and what the softmax needs beside
+ * them. The producer's FLASH3_PRODUCER_REGS and the consumers' fill what the
+ * launch gives: 24 + 2 x 240 = 3 x 168 with two consumers, 24 + 3 x 160 <=
+ * 4 x 128 with three (O of d = 64 only).
+ */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_consumer_registers(int d)
+{
+    return flash3_consumers(d) == 3 ? 160 : 240;
 }
 
 /**
@@ -102,25 +154,36 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE int64_t flash3_items(int64_t batch, in
     return batch * heads * flash3_pairs(q_tiles);
 }
 
-/**
- * Version 3's blocks for @p items work items on @p sms SMs: a block per SM,
- * or @p limit blocks where 0 < limit < sms (flash3_limit_blocks()), and no
- * more than there are items.
- */
-static inline FA_CONSTEXPR FA_HOST_DEVICE int64_t flash3_grid_blocks(int64_t items, int sms, int limit)
+/** The greatest common divisor of @p a and @p b, both positive. */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int64_t flash3_gcd(int64_t a, int64_t b)
 {
-    const int most = limit > 0 && limit < sms ? limit : sms;
-    return items < most ? items : most;
+    while (b != 0) {
+        const int64_t r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
 }
 
 /**
- * The registers a thread of version 3's block has at launch: the register
- * file (64 K) over the block's threads, in the allocation's steps of 8. The
- * producer gives some back and the consumers take them (setmaxnreg).
+ * Version 3's blocks for @p items work items of batch entries and heads of
+ * @p q_tiles query tiles on @p sms SMs: a block per SM, or @p limit blocks
+ * where 0 < limit < sms (flash3_limit_blocks()), and no more than there are
+ * items. Block b takes items b, b + blocks, ...: where @p q_tiles is odd, a
+ * head's last item is one tile, and a count of blocks sharing a factor with
+ * the head's flash3_pairs() would hand those halves to the same blocks every
+ * time (with 2 pairs and 132 blocks, the odd blocks would do half the work
+ * of the even ones); so the count is the largest prime to it.
  */
-static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_launch_registers(void)
+static inline FA_CONSTEXPR FA_HOST_DEVICE int64_t flash3_grid_blocks(int64_t items, int q_tiles, int sms,
+                                                                     int limit)
 {
-    return 64 * 1024 / FLASH3_THREADS / 8 * 8;
+    int64_t blocks = limit > 0 && limit < sms ? limit : sms;
+    if (items <= blocks)
+        return items;
+    while (q_tiles % 2 == 1 && flash3_gcd(blocks, flash3_pairs(q_tiles)) != 1)
+        --blocks;
+    return blocks;
 }
 
 /**

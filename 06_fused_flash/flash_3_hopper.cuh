@@ -2,18 +2,18 @@
  * @file flash_3_hopper.cuh
  * @brief M23, version 3: the fused forward kernel on Hopper's asynchronous
  *        machinery (sm_90a): TMA copies on mbarrier pipelines, wgmma, and a
- *        producer warpgroup beside two consumer warpgroups.
+ *        producer warpgroup beside two or three consumer warpgroups.
  *
  * The grid is persistent: a block per SM walks work items, each two query
- * tiles of BR = 128 rows of one head (flash3_item_tile()), with three
- * warpgroups of 128 threads:
+ * tiles of one head (flash3_item_tile()), with warpgroups of 128 threads:
  *
  *   warpgroup 0, the producer: one thread issues every TMA copy, per query
  *     tile Q (once the consumers are done with the last tile's), then K_t
- *     and V_t into a ring of FLASH3_STAGES stages, each stage waiting on its
- *     "empty" barrier until both consumers are done with it; so the next
+ *     and V_t into a ring of flash3_stages() stages, each stage waiting on
+ *     its "empty" barrier until every consumer is done with it; so the next
  *     tile's copies run while the consumers end this one;
- *   warpgroups 1 and 2, the consumers, 64 rows each: per key tile, wait on
+ *   the consumers, flash3_consumers() (two or three), 64 rows each, so a
+ *     query tile is 128 or 192 rows (flash3_br()). Per key tile, wait on
  *     K_t's "full" barrier, S = Q K_t^T by wgmma (m64n128k16 steps, both
  *     from shared memory), release K_t, the online softmax on S's
  *     accumulators, P rounded to T in registers, wait on V_t, O += P V_t by
@@ -24,9 +24,9 @@
  *
  * The producer gives its registers back (setmaxnreg) so that the consumers,
  * which hold S (64 floats), P (32 registers) and O (D / 2 floats) a thread,
- * can have 240. An item pairs a tile from the end with one from the start:
- * under a causal mask every item sees about as many keys, so the blocks,
- * taking items in turn, end together.
+ * can have more (flash3_consumer_registers()). An item pairs a tile from the
+ * end with one from the start: under a causal mask every item sees about as
+ * many keys, so the blocks, taking items in turn, end together.
  * Tiles are stored as TMA writes them: column blocks of 64 elements (128
  * bytes), 128-byte swizzled, which is the layout wgmma's descriptors read.
  * The key tiles are M25's (\ref stage07): the producer loads and the
@@ -69,24 +69,25 @@ static __device__ __forceinline__ void flash3_load_tile(T *tile, const CUtensorM
  * A packed sequence's last V tile, @p keep of whose FLASH3_BC rows are its
  * own: the rest, the next sequence's values, become zeros. P is 0 there, but
  * 0 times an infinity is NaN, so values of another sequence must not reach
- * P V at all. The 256 consumer threads (this is @p thread of them) clear
- * whole rows of every column block (the swizzle only permutes a row's
- * chunks), fence their writes for wgmma's async proxy, and wait for each
- * other on named barrier FLASH3_TAIL_BARRIER.
+ * P V at all. The consumer threads (this is @p thread of them) clear whole
+ * rows of every column block (the swizzle only permutes a row's chunks),
+ * fence their writes for wgmma's async proxy, and wait for each other on
+ * named barrier FLASH3_TAIL_BARRIER.
  */
-template <int BLOCKS, typename T>
+template <int D, typename T>
 static __device__ __forceinline__ void flash3_zero_v_tail(T *v_tile, int keep, int thread)
 {
-    constexpr int PAIR = FLASH3_CONSUMERS * FLASH3_WARPGROUP;
+    constexpr int BLOCKS = D / FLASH3_COLUMNS;
+    constexpr int CONSUMER_THREADS = flash3_consumers(D) * FLASH3_WARPGROUP;
     constexpr int CHUNKS = FLASH3_COLUMNS * (int)sizeof(T) / 16; /* 16-byte chunks of a row */
     const int rows = FLASH3_BC - keep;
-    for (int i = thread; i < BLOCKS * rows * CHUNKS; i += PAIR) {
+    for (int i = thread; i < BLOCKS * rows * CHUNKS; i += CONSUMER_THREADS) {
         const int block = i / (rows * CHUNKS), row = keep + i / CHUNKS % rows, chunk = i % CHUNKS;
         *reinterpret_cast<uint4 *>(v_tile + (block * FLASH3_BC + row) * FLASH3_COLUMNS +
                                    chunk * (16 / (int)sizeof(T))) = make_uint4(0, 0, 0, 0);
     }
     fence_proxy_async();
-    named_barrier_sync<PAIR>(FLASH3_TAIL_BARRIER);
+    named_barrier_sync<CONSUMER_THREADS>(FLASH3_TAIL_BARRIER);
 }
 
 /** Version 3's shared memory: Q, the ring of K and V tiles, and the barriers that guard them. */
@@ -94,9 +95,9 @@ template <typename T>
 struct flash3_shared {
     T *q;                         /**< [BLOCKS][BR][64] */
     T *k, *v;                     /**< [STAGES][BLOCKS][BC][64] each */
-    uint64_t *q_full, *q_empty;   /**< Q has landed; both consumers are done with it */
+    uint64_t *q_full, *q_empty;   /**< Q has landed; every consumer is done with it */
     uint64_t *k_full, *v_full;    /**< per stage: the tile has landed */
-    uint64_t *k_empty, *v_empty;  /**< per stage: both consumers are done with it */
+    uint64_t *k_empty, *v_empty;  /**< per stage: every consumer is done with it */
 };
 
 /** A query tile of the schedule: whose rows, from which row, and the key tiles they see. */
@@ -113,7 +114,7 @@ struct flash3_tile {
  * False when there is none: end 1 of an odd count's middle item, which is one
  * tile, or a tile past a packed sequence shorter than the longest.
  */
-template <bool PACKED>
+template <int D, bool PACKED>
 static __device__ __forceinline__ bool flash3_tile_of(const fa_attention_params &p, int q_tiles,
                                                       int64_t item, int end, flash3_tile *tile)
 {
@@ -124,32 +125,34 @@ static __device__ __forceinline__ bool flash3_tile_of(const fa_attention_params 
     const int64_t unit = item / pairs; /* batch entry major, query head minor */
     tile->b = (int)(unit / p.heads_q);
     tile->h = (int)(unit % p.heads_q);
-    tile->row0 = q_tile * FLASH3_BR;
+    tile->row0 = q_tile * flash3_br(D);
     tile->seq = flash_sequence_of<PACKED>(p, tile->b);
     if (PACKED && tile->row0 >= tile->seq.nq)
         return false;
     tile->keys = causal_key_tiles(flash_sequence_band(p, tile->seq), tile->row0,
-                                  tile->row0 + fa_tile_rows(tile->seq.nq, tile->row0, FLASH3_BR),
+                                  tile->row0 + fa_tile_rows(tile->seq.nq, tile->row0, flash3_br(D)),
                                   tile->seq.nk, FLASH3_BC);
     return true;
 }
 
-/** The ring's stage that the @p visit-th key tile a block loads (from 0) goes to. */
+/** The ring's stage (of flash3_stages(D)) that the @p visit-th key tile a block loads (from 0) goes to. */
+template <int D>
 static __device__ __forceinline__ int flash3_stage(uint64_t visit)
 {
-    return (int)(visit % FLASH3_STAGES);
+    return (int)(visit % flash3_stages(D));
 }
 /** The parity of the phase of its stage's barriers that the @p visit-th key tile completes. */
+template <int D>
 static __device__ __forceinline__ uint32_t flash3_parity(uint64_t visit)
 {
-    return (uint32_t)(visit / FLASH3_STAGES) & 1;
+    return (uint32_t)(visit / flash3_stages(D)) & 1;
 }
 
-/** The tile of a K or V @p ring (FLASH3_STAGES tiles of FLASH3_BC rows of D) at ring position @p position. */
+/** The tile of a K or V @p ring (flash3_stages(D) tiles of FLASH3_BC rows of D) at ring position @p position. */
 template <int D, typename T>
 static __device__ __forceinline__ T *flash3_ring_tile(T *ring, uint64_t position)
 {
-    return ring + flash3_stage(position) * FLASH3_BC * D;
+    return ring + flash3_stage<D>(position) * FLASH3_BC * D;
 }
 
 /**
@@ -171,13 +174,13 @@ static __device__ __forceinline__ void flash3_produce(const flash3_shared<T> &sh
     const int batch = PACKED ? 0 : tile.b;
     const int h_kv = tile.h / (int)(p.heads_q / p.heads_kv);
     mbarrier_wait(sh.q_empty, (q_round & 1) ^ 1); /* the first round passes at once */
-    mbarrier_arrive_expect(sh.q_full, FLASH3_BR * D * sizeof(T));
-    flash3_load_tile<BLOCKS, FLASH3_BR, FLASH3_BOX_ROWS>(sh.q, q_map, tile.h,
+    mbarrier_arrive_expect(sh.q_full, flash3_br(D) * D * sizeof(T));
+    flash3_load_tile<BLOCKS, flash3_br(D), FLASH3_BOX_ROWS>(sh.q, q_map, tile.h,
                                                          (int)tile.seq.first_row + tile.row0, batch,
                                                          sh.q_full);
     for (int64_t t = tile.keys.begin; t < tile.keys.end; ++t, ++visit) {
-        const int st = flash3_stage(visit);
-        const uint32_t parity = flash3_parity(visit);
+        const int st = flash3_stage<D>(visit);
+        const uint32_t parity = flash3_parity<D>(visit);
         /* The stage's previous round must be released; the first round passes at once. */
         mbarrier_wait(&sh.k_empty[st], parity ^ 1);
         mbarrier_arrive_expect(&sh.k_full[st], KV_ELEMENTS * sizeof(T));
@@ -203,7 +206,7 @@ static __device__ __forceinline__ void flash3_issue_s(const T *q_rows, const T *
     for (int ks = 0; ks < D / 16; ++ks) { /* 16 columns: 32 bytes along a swizzled row */
         const int block = ks / 4, step = 2 * (ks % 4);
         wgmma_scores(T(), reinterpret_cast<float(&)[64]>(s),
-                     wgmma_descriptor(q_rows + block * FLASH3_BR * FLASH3_COLUMNS, 1, 64) + step,
+                     wgmma_descriptor(q_rows + block * flash3_br(D) * FLASH3_COLUMNS, 1, 64) + step,
                      wgmma_descriptor(k_tile + block * FLASH3_BC * FLASH3_COLUMNS, 1, 64) + step, ks);
     }
     wgmma_commit();
@@ -242,10 +245,10 @@ template <int D, bool PACKED, typename T>
 static __device__ __forceinline__ void flash3_await_v(const flash3_shared<T> &sh, uint64_t position,
                                                       int64_t t, int64_t nk)
 {
-    mbarrier_wait(&sh.v_full[flash3_stage(position)], flash3_parity(position));
+    mbarrier_wait(&sh.v_full[flash3_stage<D>(position)], flash3_parity<D>(position));
     const int64_t key0 = t * FLASH3_BC;
     if (PACKED && key0 + FLASH3_BC > nk)
-        flash3_zero_v_tail<D / FLASH3_COLUMNS>(flash3_ring_tile<D>(sh.v, position),
+        flash3_zero_v_tail<D>(flash3_ring_tile<D>(sh.v, position),
                                                (int)(nk - key0), threadIdx.x - FLASH3_WARPGROUP);
 }
 
@@ -305,7 +308,7 @@ static __device__ __forceinline__ void flash3_pv_now(const flash3_shared<T> &sh,
     flash3_pin_o_p<D>(o, pa);
     wgmma_fence();
     flash3_issue_pv<D>(flash3_ring_tile<D>(sh.v, position), pa, o);
-    flash3_finish_pv<D>(o, pa, &sh.v_empty[flash3_stage(position)]);
+    flash3_finish_pv<D>(o, pa, &sh.v_empty[flash3_stage<D>(position)]);
 }
 
 /**
@@ -341,7 +344,8 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
 
     /* Ping-pong (flash3_kernel): a consumer issues its products in its turn. */
     constexpr bool PING_PONG = flash3_ping_pong(D);
-    constexpr int PAIR = FLASH3_CONSUMERS * FLASH3_WARPGROUP;
+    static_assert(!PING_PONG || flash3_consumers(D) == 2, "turns are taken by a pair of consumers");
+    constexpr int PAIR = 2 * FLASH3_WARPGROUP;
     const int my_turn = FLASH3_TURN_BARRIER + consumer, their_turn = FLASH3_TURN_BARRIER + 1 - consumer;
 
     const int64_t warp_row0 = tile.row0 + FLASH3_BOX_ROWS * consumer + 16 * warp;
@@ -354,7 +358,7 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
     uint32_t pa[FLASH3_FRAGMENTS / 2][4]; /* P of the tile whose P V is still to issue */
 
     if (tiles.end > tiles.begin) { /* the first tile: S, its softmax (O is still zero), P */
-        mbarrier_wait(&sh.k_full[flash3_stage(visit)], flash3_parity(visit));
+        mbarrier_wait(&sh.k_full[flash3_stage<D>(visit)], flash3_parity<D>(visit));
         if (PING_PONG)
             named_barrier_sync<PAIR>(my_turn);
         wgmma_fence();
@@ -363,7 +367,7 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
             named_barrier_arrive<PAIR>(their_turn);
         wgmma_wait<0>();
         wgmma_pin(reinterpret_cast<float(&)[64]>(s));
-        mbarrier_arrive(&sh.k_empty[flash3_stage(visit)]); /* S is in registers: K may be overwritten */
+        mbarrier_arrive(&sh.k_empty[flash3_stage<D>(visit)]); /* S is in registers: K may be overwritten */
         float alpha[1][2];
         flash3_softmax(s, m, l, alpha, c, p, tile, tiles.begin, warp_row0);
         flash3_round_p<T>(s, pa);
@@ -374,7 +378,7 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
         /* The ring positions of key tile t and of t - 1, whose P V is still to issue. */
         const uint64_t at = visit + (uint64_t)(t - tiles.begin);
         const uint64_t before = visit + (uint64_t)(t - 1 - tiles.begin);
-        mbarrier_wait(&sh.k_full[flash3_stage(at)], flash3_parity(at));
+        mbarrier_wait(&sh.k_full[flash3_stage<D>(at)], flash3_parity<D>(at));
         if (OVERLAP)
             flash3_await_v<D, PACKED>(sh, before, t - 1, tile.seq.nk);
         if (PING_PONG)
@@ -389,11 +393,11 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
             named_barrier_arrive<PAIR>(their_turn);
         wgmma_wait<OVERLAP ? 1 : 0>(); /* S_t is done; P_{t-1} V_{t-1} may still run */
         wgmma_pin(reinterpret_cast<float(&)[64]>(s));
-        mbarrier_arrive(&sh.k_empty[flash3_stage(at)]);
+        mbarrier_arrive(&sh.k_empty[flash3_stage<D>(at)]);
         float alpha[1][2];
         flash3_softmax(s, m, l, alpha, c, p, tile, t, warp_row0);
         if (OVERLAP)
-            flash3_finish_pv<D>(o, pa, &sh.v_empty[flash3_stage(before)]);
+            flash3_finish_pv<D>(o, pa, &sh.v_empty[flash3_stage<D>(before)]);
         tile2_rescale<D, 1>(o, alpha);
         flash3_round_p<T>(s, pa);
         if (!OVERLAP)
@@ -434,43 +438,43 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
  * one batch entry.
  */
 template <typename T, int D, bool PACKED>
-__global__ void __launch_bounds__(FLASH3_THREADS, 1)
+__global__ void __launch_bounds__(flash3_threads(D), 1)
     flash3_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
                   const __grid_constant__ CUtensorMap v_map, const fa_attention_params p, float scale,
                   int q_tiles)
 {
     static_assert(D % FLASH3_COLUMNS == 0, "rows are whole column blocks of 128 bytes");
-    static_assert(FLASH3_BR == FLASH3_CONSUMERS * FLASH3_BOX_ROWS, "a box of Q rows per consumer");
     /* setmaxnreg moves registers between warpgroups within what the launch gave the block
      * (flash3_launch_registers() a thread): an increase beyond it waits forever. */
-    static_assert(FLASH3_PRODUCER_REGS + FLASH3_CONSUMERS * FLASH3_CONSUMER_REGS <=
-                      (1 + FLASH3_CONSUMERS) * flash3_launch_registers(),
+    constexpr int CONSUMERS = flash3_consumers(D), STAGES = flash3_stages(D);
+    static_assert(FLASH3_PRODUCER_REGS + CONSUMERS * flash3_consumer_registers(D) <=
+                      (1 + CONSUMERS) * flash3_launch_registers(D),
                   "the warpgroups' registers fit what the launch gives the block");
     static_assert(flash3_shared_bytes(D) <= 227 * 1024, "the tiles fit a block's shared memory");
     constexpr int KV_ELEMENTS = FLASH3_BC * D;
     extern __shared__ unsigned char flash3_bytes[];
-    __shared__ uint64_t barriers[2 + 4 * FLASH3_STAGES];
+    __shared__ uint64_t barriers[2 + 4 * STAGES];
     /* The 128-byte swizzle is a function of the address, repeating every FLASH3_ALIGN bytes. */
     const uint32_t misalignment = shared_address(flash3_bytes) % FLASH3_ALIGN;
     flash3_shared<T> sh;
     sh.q = reinterpret_cast<T *>(flash3_bytes + (FLASH3_ALIGN - misalignment) % FLASH3_ALIGN);
-    sh.k = sh.q + FLASH3_BR * D;
-    sh.v = sh.k + FLASH3_STAGES * KV_ELEMENTS;
+    sh.k = sh.q + flash3_br(D) * D;
+    sh.v = sh.k + STAGES * KV_ELEMENTS;
     sh.q_full = &barriers[0];
     sh.q_empty = &barriers[1];
     sh.k_full = &barriers[2];
-    sh.v_full = sh.k_full + FLASH3_STAGES;
-    sh.k_empty = sh.v_full + FLASH3_STAGES;
-    sh.v_empty = sh.k_empty + FLASH3_STAGES;
-    constexpr int PAIR = FLASH3_CONSUMERS * FLASH3_WARPGROUP; /* every consumer thread */
+    sh.v_full = sh.k_full + STAGES;
+    sh.k_empty = sh.v_full + STAGES;
+    sh.v_empty = sh.k_empty + STAGES;
+    constexpr int CONSUMER_THREADS = CONSUMERS * FLASH3_WARPGROUP;
     if (threadIdx.x == 0) {
         mbarrier_init(sh.q_full, 1);
-        mbarrier_init(sh.q_empty, PAIR);
-        for (int st = 0; st < FLASH3_STAGES; ++st) {
+        mbarrier_init(sh.q_empty, CONSUMER_THREADS);
+        for (int st = 0; st < STAGES; ++st) {
             mbarrier_init(&sh.k_full[st], 1);
             mbarrier_init(&sh.v_full[st], 1);
-            mbarrier_init(&sh.k_empty[st], PAIR);
-            mbarrier_init(&sh.v_empty[st], PAIR);
+            mbarrier_init(&sh.k_empty[st], CONSUMER_THREADS);
+            mbarrier_init(&sh.v_empty[st], CONSUMER_THREADS);
         }
         mbarrier_init_fence();
     }
@@ -488,14 +492,14 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
         for (int64_t item = blockIdx.x; item < items; item += gridDim.x)
             for (int end = 0; end < 2; ++end) {
                 flash3_tile tile;
-                if (!flash3_tile_of<PACKED>(p, q_tiles, item, end, &tile))
+                if (!flash3_tile_of<D, PACKED>(p, q_tiles, item, end, &tile))
                     continue;
                 flash3_produce<D, PACKED>(sh, &q_map, &k_map, &v_map, p, tile, q_round++, visit);
                 visit += (uint64_t)(tile.keys.end - tile.keys.begin);
             }
         return;
     }
-    registers_claim<FLASH3_CONSUMER_REGS>();
+    registers_claim<flash3_consumer_registers(D)>();
 
     /* Ping-pong: the consumers take turns to issue their products (S_t, then P_{t-1} V_{t-1};
      * the last tile's P V, after the loop, takes no turn), so that one's softmax runs while the
@@ -507,17 +511,17 @@ __global__ void __launch_bounds__(FLASH3_THREADS, 1)
      * hide a softmax behind, and the turns cost it about a tenth (measured on \ref stage06). */
     const int consumer = threadIdx.x / FLASH3_WARPGROUP - 1;
     if (flash3_ping_pong(D) && consumer == 1)
-        named_barrier_arrive<PAIR>(FLASH3_TURN_BARRIER);
+        named_barrier_arrive<CONSUMER_THREADS>(FLASH3_TURN_BARRIER);
     for (int64_t item = blockIdx.x; item < items; item += gridDim.x)
         for (int end = 0; end < 2; ++end) {
             flash3_tile tile;
-            if (!flash3_tile_of<PACKED>(p, q_tiles, item, end, &tile))
+            if (!flash3_tile_of<D, PACKED>(p, q_tiles, item, end, &tile))
                 continue;
             flash3_consume<T, D, PACKED>(sh, p, tile, q_round++, visit, scale);
             visit += (uint64_t)(tile.keys.end - tile.keys.begin);
         }
     if (flash3_ping_pong(D) && consumer == 0)
-        named_barrier_sync<PAIR>(FLASH3_TURN_BARRIER);
+        named_barrier_sync<CONSUMER_THREADS>(FLASH3_TURN_BARRIER);
 }
 
 #endif /* FLASH_3_HOPPER_CUH */

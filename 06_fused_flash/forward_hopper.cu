@@ -99,9 +99,8 @@ void flash3_limit_blocks(int blocks)
 }
 
 /**
- * The launch of flash3_kernel<T, D, PACKED>: persistent, a block per SM (or
- * flash3_limit_blocks()'s count), or one per work item where there are fewer
- * (flash3_items()).
+ * The launch of flash3_kernel<T, D, PACKED>: persistent, about a block per
+ * SM (flash3_grid_blocks()), or one per work item where there are fewer.
  */
 template <typename T, int D, bool PACKED>
 static fa_status launch3(const fa_attention_params *p, const CUtensorMap maps[3], cudaStream_t stream)
@@ -111,12 +110,12 @@ static fa_status launch3(const fa_attention_params *p, const CUtensorMap maps[3]
     int device = 0, sms = 0;
     FA_CUDA_TRY(cudaGetDevice(&device));
     FA_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    const int q_tiles = (int)fa_ceil_div(flash_grid_rows(p), FLASH3_BR);
+    const int q_tiles = (int)fa_ceil_div(flash_grid_rows(p), flash3_br(D));
     const int64_t items = flash3_items(p->batch, p->heads_q, q_tiles);
     if (items == 0)
         return FA_OK; /* a packed batch whose longest sequence has no rows */
-    const unsigned blocks = (unsigned)flash3_grid_blocks(items, sms, block_limit);
-    flash3_kernel<T, D, PACKED><<<blocks, FLASH3_THREADS, bytes, stream>>>(
+    const unsigned blocks = (unsigned)flash3_grid_blocks(items, q_tiles, sms, block_limit);
+    flash3_kernel<T, D, PACKED><<<blocks, flash3_threads(D), bytes, stream>>>(
         maps[0], maps[1], maps[2], *p, fa_attention_scale(p), q_tiles);
     FA_LAUNCH_CHECK();
     return FA_OK;

@@ -587,19 +587,44 @@ static void test_v3_items(fa_tests *t)
     }
     FA_EXPECT(t, flash3_items(3, 5, 7) == 3 * 5 * 4, "3 x 5 heads of 7 tiles: %lld items",
               (long long)flash3_items(3, 5, 7));
-    /* The grid: a block per SM, the tests' limit below that, never more blocks than items. */
+    /* The grid: a block per SM, the tests' limit below that, never more blocks than items, and
+     * where the tile count is odd a count prime to the pairs. */
     static const struct {
         int64_t items;
-        int sms, limit;
+        int q_tiles, sms, limit;
         int64_t blocks;
-    } grids[] = {{1000, 132, 0, 132}, {100, 132, 0, 100}, {1000, 132, 3, 3},
-                 {2, 132, 3, 2},      {1000, 132, 500, 132}, {1000, 132, -1, 132}};
-    for (int i = 0; i < FA_COUNT_OF(grids); ++i)
-        FA_EXPECT(t, flash3_grid_blocks(grids[i].items, grids[i].sms, grids[i].limit) == grids[i].blocks,
-                  "%lld items on %d SMs, limit %d: %lld blocks, want %lld", (long long)grids[i].items,
-                  grids[i].sms, grids[i].limit,
-                  (long long)flash3_grid_blocks(grids[i].items, grids[i].sms, grids[i].limit),
-                  (long long)grids[i].blocks);
+    } grids[] = {{1000, 4, 132, 0, 132}, {100, 4, 132, 0, 100},   {1000, 4, 132, 3, 3},
+                 {2, 4, 132, 3, 2},      {1000, 4, 132, 500, 132}, {1000, 4, 132, -1, 132},
+                 {1000, 3, 132, 0, 131}, {1000, 11, 132, 0, 131},  {1000, 9, 132, 0, 132},
+                 {1000, 3, 132, 3, 3},   {1000, 5, 132, 3, 2},     {100, 3, 132, 0, 100}};
+    for (int i = 0; i < FA_COUNT_OF(grids); ++i) {
+        const int64_t blocks = flash3_grid_blocks(grids[i].items, grids[i].q_tiles, grids[i].sms,
+                                                  grids[i].limit);
+        FA_EXPECT(t, blocks == grids[i].blocks,
+                  "%lld items of %d tiles a head on %d SMs, limit %d: %lld blocks, want %lld",
+                  (long long)grids[i].items, grids[i].q_tiles, grids[i].sms, grids[i].limit,
+                  (long long)blocks, (long long)grids[i].blocks);
+    }
+    /* Dealt round robin, the items give every block about as many query tiles: within one item
+     * of two tiles and one of one, whatever the count of tiles a head. */
+    for (int q_tiles = 1; q_tiles <= 44; ++q_tiles) {
+        enum { SMS = 132 };
+        const int64_t items = flash3_items(8, 16, q_tiles);
+        const int64_t blocks = flash3_grid_blocks(items, q_tiles, SMS, 0);
+        int64_t tiles[SMS] = {0};
+        for (int64_t item = 0; item < items; ++item) {
+            const int pair = (int)(item % flash3_pairs(q_tiles));
+            tiles[item % blocks] += flash3_item_tile(q_tiles, pair, 1) < 0 ? 1 : 2;
+        }
+        int64_t least = tiles[0], most = tiles[0];
+        for (int64_t b = 1; b < blocks; ++b) {
+            least = tiles[b] < least ? tiles[b] : least;
+            most = tiles[b] > most ? tiles[b] : most;
+        }
+        FA_EXPECT(t, most - least <= 3,
+                  "%d tiles a head, 128 heads, %lld blocks: %lld to %lld tiles a block", q_tiles,
+                  (long long)blocks, (long long)least, (long long)most);
+    }
 }
 
 /**
