@@ -53,66 +53,69 @@ enum {
 };
 
 /**
- * Version 3's consumer warpgroups at head dim @p d, beside one producer, a
- * box of FLASH3_BOX_ROWS query rows each: two (the kernel takes two or
- * three). Three at d = 64 (tiles of 192 rows, a ring of 4) ran 6 to 11
- * percent faster without a mask from N = 2048 up, but 13 and 19 percent
- * slower under a causal mask at N = 1024 and 512, whose diagonal tiles of
- * 192 rows score a third more keys (\ref stage06, measured). At d = 128,
- * three would not have the registers (flash3_consumer_registers()).
+ * Version 3's consumer warpgroups, beside one producer, for head dim @p d
+ * with or without a mask (@p masked: causal or a window): a box of
+ * FLASH3_BOX_ROWS query rows each. Three at d = 64 without a mask, where a
+ * softmax takes as long as the products it follows and the other two keep
+ * the tensor cores busy meanwhile; under a mask, the diagonal tiles of 192
+ * rows score a third more keys than the rows see, and two are faster
+ * (\ref stage06, measured). Two at d = 128, where three would not have the
+ * registers (flash3_consumer_registers()).
  */
-static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_consumers(int d)
+static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_consumers(int d, bool masked)
 {
-    (void)d;
-    return 2;
+    return d == 64 && !masked ? 3 : 2;
 }
 
-/** Version 3's query rows per tile (a block walks many): a box of rows per consumer. */
-static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_br(int d)
+/** Version 3's query rows per tile (a block walks many) with @p consumers consumers: a box each. */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_br(int consumers)
 {
-    return flash3_consumers(d) * FLASH3_BOX_ROWS;
+    return consumers * FLASH3_BOX_ROWS;
 }
 
-/** Version 3's threads per block: the producer's warpgroup and the consumers'. */
-static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_threads(int d)
+/** Version 3's threads per block with @p consumers consumers: theirs and the producer's warpgroup. */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_threads(int consumers)
 {
-    return FLASH3_WARPGROUP * (1 + flash3_consumers(d));
+    return FLASH3_WARPGROUP * (1 + consumers);
 }
 
-/** Version 3's K and V tiles in the ring: 2, what shared memory holds at d = 128 (d = 64 would hold 4). */
-static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_stages(int d)
+/**
+ * Version 3's K and V tiles in the ring with @p consumers consumers: 2, what
+ * shared memory holds at d = 128, and 4 with three, which are d = 64's.
+ */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_stages(int consumers)
 {
-    (void)d;
-    return 2;
+    return consumers == 3 ? 4 : 2;
 }
 
 /** Version 3's shared memory at head dim @p d: Q, K and V per stage, and room to align them. */
-static inline FA_CONSTEXPR FA_HOST_DEVICE size_t flash3_shared_bytes(int d)
+static inline FA_CONSTEXPR FA_HOST_DEVICE size_t flash3_shared_bytes(int d, int consumers)
 {
-    return (size_t)(flash3_br(d) + 2 * flash3_stages(d) * FLASH3_BC) * (size_t)d * 2 + FLASH3_ALIGN;
+    return (size_t)(flash3_br(consumers) + 2 * flash3_stages(consumers) * FLASH3_BC) * (size_t)d * 2 +
+           FLASH3_ALIGN;
 }
 
 /**
- * The registers a thread of version 3's block has at launch at head dim
- * @p d: the register file (64 K) over the block's threads, in the
+ * The registers a thread of version 3's block of @p consumers consumers has
+ * at launch: the register file (64 K) over the block's threads, in the
  * allocation's steps of 8. The producer gives some back and the consumers
  * take them (setmaxnreg).
  */
-static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_launch_registers(int d)
+static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_launch_registers(int consumers)
 {
-    return 64 * 1024 / flash3_threads(d) / 8 * 8;
+    return 64 * 1024 / flash3_threads(consumers) / 8 * 8;
 }
 
 /**
- * The registers a consumer thread takes at head dim @p d (setmaxnreg): S
- * (64 floats), P (32) and O (d / 2 floats), and what the softmax needs beside
+ * The registers a consumer thread takes (setmaxnreg), of @p consumers: S (64
+ * floats), P (32) and O (d / 2 floats), and what the softmax needs beside
  * them. The producer's FLASH3_PRODUCER_REGS and the consumers' fill what the
- * launch gives: 24 + 2 x 240 = 3 x 168 with two consumers, 24 + 3 x 160 <=
- * 4 x 128 with three (O of d = 64 only).
+ * launch gives: 24 + 2 x 240 = 3 x 168 with two, 24 + 3 x 160 <= 4 x 128
+ * with three (O of d = 64).
  */
-static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_consumer_registers(int d)
+static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_consumer_registers(int consumers)
 {
-    return flash3_consumers(d) == 3 ? 160 : 240;
+    return consumers == 3 ? 160 : 240;
 }
 
 /**

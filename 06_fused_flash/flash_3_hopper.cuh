@@ -74,11 +74,11 @@ static __device__ __forceinline__ void flash3_load_tile(T *tile, const CUtensorM
  * fence their writes for wgmma's async proxy, and wait for each other on
  * named barrier FLASH3_TAIL_BARRIER.
  */
-template <int D, typename T>
+template <int D, int C, typename T>
 static __device__ __forceinline__ void flash3_zero_v_tail(T *v_tile, int keep, int thread)
 {
     constexpr int BLOCKS = D / FLASH3_COLUMNS;
-    constexpr int CONSUMER_THREADS = flash3_consumers(D) * FLASH3_WARPGROUP;
+    constexpr int CONSUMER_THREADS = C * FLASH3_WARPGROUP;
     constexpr int CHUNKS = FLASH3_COLUMNS * (int)sizeof(T) / 16; /* 16-byte chunks of a row */
     const int rows = FLASH3_BC - keep;
     for (int i = thread; i < BLOCKS * rows * CHUNKS; i += CONSUMER_THREADS) {
@@ -114,7 +114,7 @@ struct flash3_tile {
  * False when there is none: end 1 of an odd count's middle item, which is one
  * tile, or a tile past a packed sequence shorter than the longest.
  */
-template <int D, bool PACKED>
+template <int C, bool PACKED>
 static __device__ __forceinline__ bool flash3_tile_of(const fa_attention_params &p, int q_tiles,
                                                       int64_t item, int end, flash3_tile *tile)
 {
@@ -125,34 +125,34 @@ static __device__ __forceinline__ bool flash3_tile_of(const fa_attention_params 
     const int64_t unit = item / pairs; /* batch entry major, query head minor */
     tile->b = (int)(unit / p.heads_q);
     tile->h = (int)(unit % p.heads_q);
-    tile->row0 = q_tile * flash3_br(D);
+    tile->row0 = q_tile * flash3_br(C);
     tile->seq = flash_sequence_of<PACKED>(p, tile->b);
     if (PACKED && tile->row0 >= tile->seq.nq)
         return false;
     tile->keys = causal_key_tiles(flash_sequence_band(p, tile->seq), tile->row0,
-                                  tile->row0 + fa_tile_rows(tile->seq.nq, tile->row0, flash3_br(D)),
+                                  tile->row0 + fa_tile_rows(tile->seq.nq, tile->row0, flash3_br(C)),
                                   tile->seq.nk, FLASH3_BC);
     return true;
 }
 
-/** The ring's stage (of flash3_stages(D)) that the @p visit-th key tile a block loads (from 0) goes to. */
-template <int D>
+/** The ring's stage (of flash3_stages(C)) that the @p visit-th key tile a block loads (from 0) goes to. */
+template <int C>
 static __device__ __forceinline__ int flash3_stage(uint64_t visit)
 {
-    return (int)(visit % flash3_stages(D));
+    return (int)(visit % flash3_stages(C));
 }
 /** The parity of the phase of its stage's barriers that the @p visit-th key tile completes. */
-template <int D>
+template <int C>
 static __device__ __forceinline__ uint32_t flash3_parity(uint64_t visit)
 {
-    return (uint32_t)(visit / flash3_stages(D)) & 1;
+    return (uint32_t)(visit / flash3_stages(C)) & 1;
 }
 
-/** The tile of a K or V @p ring (flash3_stages(D) tiles of FLASH3_BC rows of D) at ring position @p position. */
-template <int D, typename T>
+/** The tile of a K or V @p ring (flash3_stages(C) tiles of FLASH3_BC rows of D) at ring position @p position. */
+template <int D, int C, typename T>
 static __device__ __forceinline__ T *flash3_ring_tile(T *ring, uint64_t position)
 {
-    return ring + flash3_stage<D>(position) * FLASH3_BC * D;
+    return ring + flash3_stage<C>(position) * FLASH3_BC * D;
 }
 
 /**
@@ -160,7 +160,7 @@ static __device__ __forceinline__ T *flash3_ring_tile(T *ring, uint64_t position
  * with the last tile's (@p q_round: the tiles before this one), then K_t and
  * V_t of each key tile into the ring, from position @p visit on.
  */
-template <int D, bool PACKED, typename T>
+template <int D, int C, bool PACKED, typename T>
 static __device__ __forceinline__ void flash3_produce(const flash3_shared<T> &sh,
                                                       const CUtensorMap *q_map, const CUtensorMap *k_map,
                                                       const CUtensorMap *v_map,
@@ -174,22 +174,22 @@ static __device__ __forceinline__ void flash3_produce(const flash3_shared<T> &sh
     const int batch = PACKED ? 0 : tile.b;
     const int h_kv = tile.h / (int)(p.heads_q / p.heads_kv);
     mbarrier_wait(sh.q_empty, (q_round & 1) ^ 1); /* the first round passes at once */
-    mbarrier_arrive_expect(sh.q_full, flash3_br(D) * D * sizeof(T));
-    flash3_load_tile<BLOCKS, flash3_br(D), FLASH3_BOX_ROWS>(sh.q, q_map, tile.h,
+    mbarrier_arrive_expect(sh.q_full, flash3_br(C) * D * sizeof(T));
+    flash3_load_tile<BLOCKS, flash3_br(C), FLASH3_BOX_ROWS>(sh.q, q_map, tile.h,
                                                          (int)tile.seq.first_row + tile.row0, batch,
                                                          sh.q_full);
     for (int64_t t = tile.keys.begin; t < tile.keys.end; ++t, ++visit) {
-        const int st = flash3_stage<D>(visit);
-        const uint32_t parity = flash3_parity<D>(visit);
+        const int st = flash3_stage<C>(visit);
+        const uint32_t parity = flash3_parity<C>(visit);
         /* The stage's previous round must be released; the first round passes at once. */
         mbarrier_wait(&sh.k_empty[st], parity ^ 1);
         mbarrier_arrive_expect(&sh.k_full[st], KV_ELEMENTS * sizeof(T));
         const int key_row = (int)(tile.seq.first_key + t * FLASH3_BC);
-        flash3_load_tile<BLOCKS, FLASH3_BC, FLASH3_BC>(flash3_ring_tile<D>(sh.k, visit), k_map, h_kv,
+        flash3_load_tile<BLOCKS, FLASH3_BC, FLASH3_BC>(flash3_ring_tile<D, C>(sh.k, visit), k_map, h_kv,
                                                        key_row, batch, &sh.k_full[st]);
         mbarrier_wait(&sh.v_empty[st], parity ^ 1);
         mbarrier_arrive_expect(&sh.v_full[st], KV_ELEMENTS * sizeof(T));
-        flash3_load_tile<BLOCKS, FLASH3_BC, FLASH3_BC>(flash3_ring_tile<D>(sh.v, visit), v_map, h_kv,
+        flash3_load_tile<BLOCKS, FLASH3_BC, FLASH3_BC>(flash3_ring_tile<D, C>(sh.v, visit), v_map, h_kv,
                                                        key_row, batch, &sh.v_full[st]);
     }
 }
@@ -198,7 +198,7 @@ static __device__ __forceinline__ void flash3_produce(const flash3_shared<T> &sh
 constexpr int FLASH3_FRAGMENTS = FLASH3_BC / 8;
 
 /** S = Q K^T for a consumer's 64 rows of Q (@p q_rows) by wgmma, both operands from shared memory. */
-template <int D, typename T>
+template <int D, int C, typename T>
 static __device__ __forceinline__ void flash3_issue_s(const T *q_rows, const T *k_tile,
                                                       float (&s)[1][FLASH3_FRAGMENTS][4])
 {
@@ -206,7 +206,7 @@ static __device__ __forceinline__ void flash3_issue_s(const T *q_rows, const T *
     for (int ks = 0; ks < D / 16; ++ks) { /* 16 columns: 32 bytes along a swizzled row */
         const int block = ks / 4, step = 2 * (ks % 4);
         wgmma_scores(T(), reinterpret_cast<float(&)[64]>(s),
-                     wgmma_descriptor(q_rows + block * flash3_br(D) * FLASH3_COLUMNS, 1, 64) + step,
+                     wgmma_descriptor(q_rows + block * flash3_br(C) * FLASH3_COLUMNS, 1, 64) + step,
                      wgmma_descriptor(k_tile + block * FLASH3_BC * FLASH3_COLUMNS, 1, 64) + step, ks);
     }
     wgmma_commit();
@@ -241,14 +241,14 @@ static __device__ __forceinline__ void flash3_pin_o_p(float (&o)[1][D / 8][4],
  * packed sequence's last tile zeroed past its @p nk keys (never inside a
  * turn: the zeroing waits for both consumers).
  */
-template <int D, bool PACKED, typename T>
+template <int D, int C, bool PACKED, typename T>
 static __device__ __forceinline__ void flash3_await_v(const flash3_shared<T> &sh, uint64_t position,
                                                       int64_t t, int64_t nk)
 {
-    mbarrier_wait(&sh.v_full[flash3_stage<D>(position)], flash3_parity<D>(position));
+    mbarrier_wait(&sh.v_full[flash3_stage<C>(position)], flash3_parity<C>(position));
     const int64_t key0 = t * FLASH3_BC;
     if (PACKED && key0 + FLASH3_BC > nk)
-        flash3_zero_v_tail<D>(flash3_ring_tile<D>(sh.v, position),
+        flash3_zero_v_tail<D, C>(flash3_ring_tile<D, C>(sh.v, position),
                                                (int)(nk - key0), threadIdx.x - FLASH3_WARPGROUP);
 }
 
@@ -298,17 +298,17 @@ static __device__ __forceinline__ void flash3_finish_pv(float (&o)[1][D / 8][4],
 }
 
 /** P V_t at ring position @p position, issued and waited for at once. */
-template <int D, bool PACKED, typename T>
+template <int D, int C, bool PACKED, typename T>
 static __device__ __forceinline__ void flash3_pv_now(const flash3_shared<T> &sh, uint64_t position,
                                                      int64_t t, int64_t nk,
                                                      uint32_t (&pa)[FLASH3_FRAGMENTS / 2][4],
                                                      float (&o)[1][D / 8][4])
 {
-    flash3_await_v<D, PACKED>(sh, position, t, nk);
+    flash3_await_v<D, C, PACKED>(sh, position, t, nk);
     flash3_pin_o_p<D>(o, pa);
     wgmma_fence();
-    flash3_issue_pv<D>(flash3_ring_tile<D>(sh.v, position), pa, o);
-    flash3_finish_pv<D>(o, pa, &sh.v_empty[flash3_stage<D>(position)]);
+    flash3_issue_pv<D>(flash3_ring_tile<D, C>(sh.v, position), pa, o);
+    flash3_finish_pv<D>(o, pa, &sh.v_empty[flash3_stage<C>(position)]);
 }
 
 /**
@@ -323,7 +323,7 @@ static __device__ __forceinline__ void flash3_pv_now(const flash3_shared<T> &sh,
  * normalisation run on them unchanged; wgmma takes the place of
  * tile2_scores() and tile2_accumulate_pv().
  */
-template <typename T, int D, bool PACKED>
+template <typename T, int D, int C, bool PACKED>
 static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh,
                                                       const fa_attention_params &p,
                                                       const flash3_tile &tile, int q_round,
@@ -344,7 +344,7 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
 
     /* Ping-pong (flash3_kernel): a consumer issues its products in its turn. */
     constexpr bool PING_PONG = flash3_ping_pong(D);
-    static_assert(!PING_PONG || flash3_consumers(D) == 2, "turns are taken by a pair of consumers");
+    static_assert(!PING_PONG || C == 2, "turns are taken by a pair of consumers");
     constexpr int PAIR = 2 * FLASH3_WARPGROUP;
     const int my_turn = FLASH3_TURN_BARRIER + consumer, their_turn = FLASH3_TURN_BARRIER + 1 - consumer;
 
@@ -358,55 +358,55 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
     uint32_t pa[FLASH3_FRAGMENTS / 2][4]; /* P of the tile whose P V is still to issue */
 
     if (tiles.end > tiles.begin) { /* the first tile: S, its softmax (O is still zero), P */
-        mbarrier_wait(&sh.k_full[flash3_stage<D>(visit)], flash3_parity<D>(visit));
+        mbarrier_wait(&sh.k_full[flash3_stage<C>(visit)], flash3_parity<C>(visit));
         if (PING_PONG)
             named_barrier_sync<PAIR>(my_turn);
         wgmma_fence();
-        flash3_issue_s<D>(q_mine, flash3_ring_tile<D>(sh.k, visit), s);
+        flash3_issue_s<D, C>(q_mine, flash3_ring_tile<D, C>(sh.k, visit), s);
         if (PING_PONG)
             named_barrier_arrive<PAIR>(their_turn);
         wgmma_wait<0>();
         wgmma_pin(reinterpret_cast<float(&)[64]>(s));
-        mbarrier_arrive(&sh.k_empty[flash3_stage<D>(visit)]); /* S is in registers: K may be overwritten */
+        mbarrier_arrive(&sh.k_empty[flash3_stage<C>(visit)]); /* S is in registers: K may be overwritten */
         float alpha[1][2];
         flash3_softmax(s, m, l, alpha, c, p, tile, tiles.begin, warp_row0);
         flash3_round_p<T>(s, pa);
         if (!OVERLAP)
-            flash3_pv_now<D, PACKED>(sh, visit, tiles.begin, tile.seq.nk, pa, o);
+            flash3_pv_now<D, C, PACKED>(sh, visit, tiles.begin, tile.seq.nk, pa, o);
     }
     for (int64_t t = tiles.begin + 1; t < tiles.end; ++t) {
         /* The ring positions of key tile t and of t - 1, whose P V is still to issue. */
         const uint64_t at = visit + (uint64_t)(t - tiles.begin);
         const uint64_t before = visit + (uint64_t)(t - 1 - tiles.begin);
-        mbarrier_wait(&sh.k_full[flash3_stage<D>(at)], flash3_parity<D>(at));
+        mbarrier_wait(&sh.k_full[flash3_stage<C>(at)], flash3_parity<C>(at));
         if (OVERLAP)
-            flash3_await_v<D, PACKED>(sh, before, t - 1, tile.seq.nk);
+            flash3_await_v<D, C, PACKED>(sh, before, t - 1, tile.seq.nk);
         if (PING_PONG)
             named_barrier_sync<PAIR>(my_turn);
         if (OVERLAP)
             flash3_pin_o_p<D>(o, pa);
         wgmma_fence();
-        flash3_issue_s<D>(q_mine, flash3_ring_tile<D>(sh.k, at), s);
+        flash3_issue_s<D, C>(q_mine, flash3_ring_tile<D, C>(sh.k, at), s);
         if (OVERLAP)
-            flash3_issue_pv<D>(flash3_ring_tile<D>(sh.v, before), pa, o);
+            flash3_issue_pv<D>(flash3_ring_tile<D, C>(sh.v, before), pa, o);
         if (PING_PONG)
             named_barrier_arrive<PAIR>(their_turn);
         wgmma_wait<OVERLAP ? 1 : 0>(); /* S_t is done; P_{t-1} V_{t-1} may still run */
         wgmma_pin(reinterpret_cast<float(&)[64]>(s));
-        mbarrier_arrive(&sh.k_empty[flash3_stage<D>(at)]);
+        mbarrier_arrive(&sh.k_empty[flash3_stage<C>(at)]);
         float alpha[1][2];
         flash3_softmax(s, m, l, alpha, c, p, tile, t, warp_row0);
         if (OVERLAP)
-            flash3_finish_pv<D>(o, pa, &sh.v_empty[flash3_stage<D>(before)]);
+            flash3_finish_pv<D>(o, pa, &sh.v_empty[flash3_stage<C>(before)]);
         tile2_rescale<D, 1>(o, alpha);
         flash3_round_p<T>(s, pa);
         if (!OVERLAP)
-            flash3_pv_now<D, PACKED>(sh, at, t, tile.seq.nk, pa, o);
+            flash3_pv_now<D, C, PACKED>(sh, at, t, tile.seq.nk, pa, o);
     }
     /* Every S is done: the producer may load the next tile's Q while this one ends. */
     mbarrier_arrive(sh.q_empty);
     if (OVERLAP && tiles.end > tiles.begin) /* the last tile's P V */
-        flash3_pv_now<D, PACKED>(sh, visit + (uint64_t)(tiles.end - 1 - tiles.begin), tiles.end - 1,
+        flash3_pv_now<D, C, PACKED>(sh, visit + (uint64_t)(tiles.end - 1 - tiles.begin), tiles.end - 1,
                                  tile.seq.nk, pa, o);
 
     float lse[1][2];
@@ -437,8 +437,8 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
  * FLASH3_BOX_ROWS (Q) or FLASH3_BC (K, V) rows; a packed batch's maps have
  * one batch entry.
  */
-template <typename T, int D, bool PACKED>
-__global__ void __launch_bounds__(flash3_threads(D), 1)
+template <typename T, int D, int C, bool PACKED>
+__global__ void __launch_bounds__(flash3_threads(C), 1)
     flash3_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
                   const __grid_constant__ CUtensorMap v_map, const fa_attention_params p, float scale,
                   int q_tiles)
@@ -446,11 +446,11 @@ __global__ void __launch_bounds__(flash3_threads(D), 1)
     static_assert(D % FLASH3_COLUMNS == 0, "rows are whole column blocks of 128 bytes");
     /* setmaxnreg moves registers between warpgroups within what the launch gave the block
      * (flash3_launch_registers() a thread): an increase beyond it waits forever. */
-    constexpr int CONSUMERS = flash3_consumers(D), STAGES = flash3_stages(D);
-    static_assert(FLASH3_PRODUCER_REGS + CONSUMERS * flash3_consumer_registers(D) <=
-                      (1 + CONSUMERS) * flash3_launch_registers(D),
+    constexpr int STAGES = flash3_stages(C);
+    static_assert(FLASH3_PRODUCER_REGS + C * flash3_consumer_registers(C) <=
+                      (1 + C) * flash3_launch_registers(C),
                   "the warpgroups' registers fit what the launch gives the block");
-    static_assert(flash3_shared_bytes(D) <= 227 * 1024, "the tiles fit a block's shared memory");
+    static_assert(flash3_shared_bytes(D, C) <= 227 * 1024, "the tiles fit a block's shared memory");
     constexpr int KV_ELEMENTS = FLASH3_BC * D;
     extern __shared__ unsigned char flash3_bytes[];
     __shared__ uint64_t barriers[2 + 4 * STAGES];
@@ -458,7 +458,7 @@ __global__ void __launch_bounds__(flash3_threads(D), 1)
     const uint32_t misalignment = shared_address(flash3_bytes) % FLASH3_ALIGN;
     flash3_shared<T> sh;
     sh.q = reinterpret_cast<T *>(flash3_bytes + (FLASH3_ALIGN - misalignment) % FLASH3_ALIGN);
-    sh.k = sh.q + flash3_br(D) * D;
+    sh.k = sh.q + flash3_br(C) * D;
     sh.v = sh.k + STAGES * KV_ELEMENTS;
     sh.q_full = &barriers[0];
     sh.q_empty = &barriers[1];
@@ -466,7 +466,7 @@ __global__ void __launch_bounds__(flash3_threads(D), 1)
     sh.v_full = sh.k_full + STAGES;
     sh.k_empty = sh.v_full + STAGES;
     sh.v_empty = sh.k_empty + STAGES;
-    constexpr int CONSUMER_THREADS = CONSUMERS * FLASH3_WARPGROUP;
+    constexpr int CONSUMER_THREADS = C * FLASH3_WARPGROUP;
     if (threadIdx.x == 0) {
         mbarrier_init(sh.q_full, 1);
         mbarrier_init(sh.q_empty, CONSUMER_THREADS);
@@ -492,14 +492,14 @@ __global__ void __launch_bounds__(flash3_threads(D), 1)
         for (int64_t item = blockIdx.x; item < items; item += gridDim.x)
             for (int end = 0; end < 2; ++end) {
                 flash3_tile tile;
-                if (!flash3_tile_of<D, PACKED>(p, q_tiles, item, end, &tile))
+                if (!flash3_tile_of<C, PACKED>(p, q_tiles, item, end, &tile))
                     continue;
-                flash3_produce<D, PACKED>(sh, &q_map, &k_map, &v_map, p, tile, q_round++, visit);
+                flash3_produce<D, C, PACKED>(sh, &q_map, &k_map, &v_map, p, tile, q_round++, visit);
                 visit += (uint64_t)(tile.keys.end - tile.keys.begin);
             }
         return;
     }
-    registers_claim<flash3_consumer_registers(D)>();
+    registers_claim<flash3_consumer_registers(C)>();
 
     /* Ping-pong: the consumers take turns to issue their products (S_t, then P_{t-1} V_{t-1};
      * the last tile's P V, after the loop, takes no turn), so that one's softmax runs while the
@@ -515,9 +515,9 @@ __global__ void __launch_bounds__(flash3_threads(D), 1)
     for (int64_t item = blockIdx.x; item < items; item += gridDim.x)
         for (int end = 0; end < 2; ++end) {
             flash3_tile tile;
-            if (!flash3_tile_of<D, PACKED>(p, q_tiles, item, end, &tile))
+            if (!flash3_tile_of<C, PACKED>(p, q_tiles, item, end, &tile))
                 continue;
-            flash3_consume<T, D, PACKED>(sh, p, tile, q_round++, visit, scale);
+            flash3_consume<T, D, C, PACKED>(sh, p, tile, q_round++, visit, scale);
             visit += (uint64_t)(tile.keys.end - tile.keys.begin);
         }
     if (flash3_ping_pong(D) && consumer == 0)

@@ -99,36 +99,40 @@ void flash3_limit_blocks(int blocks)
 }
 
 /**
- * The launch of flash3_kernel<T, D, PACKED>: persistent, about a block per
+ * The launch of flash3_kernel<T, D, C, PACKED>: persistent, about a block per
  * SM (flash3_grid_blocks()), or one per work item where there are fewer.
  */
-template <typename T, int D, bool PACKED>
+template <typename T, int D, int C, bool PACKED>
 static fa_status launch3(const fa_attention_params *p, const CUtensorMap maps[3], cudaStream_t stream)
 {
-    const size_t bytes = flash3_shared_bytes(D);
-    FA_TRY(fa_shared_memory_opt_in(flash3_kernel<T, D, PACKED>, bytes, "fa_attention: v3"));
+    const size_t bytes = flash3_shared_bytes(D, C);
+    FA_TRY(fa_shared_memory_opt_in(flash3_kernel<T, D, C, PACKED>, bytes, "fa_attention: v3"));
     int device = 0, sms = 0;
     FA_CUDA_TRY(cudaGetDevice(&device));
     FA_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    const int q_tiles = (int)fa_ceil_div(flash_grid_rows(p), flash3_br(D));
+    const int q_tiles = (int)fa_ceil_div(flash_grid_rows(p), flash3_br(C));
     const int64_t items = flash3_items(p->batch, p->heads_q, q_tiles);
     if (items == 0)
         return FA_OK; /* a packed batch whose longest sequence has no rows */
     const unsigned blocks = (unsigned)flash3_grid_blocks(items, q_tiles, sms, block_limit);
-    flash3_kernel<T, D, PACKED><<<blocks, flash3_threads(D), bytes, stream>>>(
+    flash3_kernel<T, D, C, PACKED><<<blocks, flash3_threads(C), bytes, stream>>>(
         maps[0], maps[1], maps[2], *p, fa_attention_scale(p), q_tiles);
     FA_LAUNCH_CHECK();
     return FA_OK;
 }
 
-/** launch3() for the call's head dimension and batch kind. */
+/** launch3() for the call's head dimension, consumers (flash3_consumers()) and batch kind. */
 template <typename T>
 static fa_status launch3_for(const fa_attention_params *p, const CUtensorMap maps[3], cudaStream_t stream)
 {
     const bool packed = p->cu_seqlens_q != NULL;
-    if (p->head_dim == 64)
-        return packed ? launch3<T, 64, true>(p, maps, stream) : launch3<T, 64, false>(p, maps, stream);
-    return packed ? launch3<T, 128, true>(p, maps, stream) : launch3<T, 128, false>(p, maps, stream);
+    if (p->head_dim == 128)
+        return packed ? launch3<T, 128, 2, true>(p, maps, stream)
+                      : launch3<T, 128, 2, false>(p, maps, stream);
+    if (flash3_consumers(64, p->mask != FA_MASK_NONE) == 3)
+        return packed ? launch3<T, 64, 3, true>(p, maps, stream)
+                      : launch3<T, 64, 3, false>(p, maps, stream);
+    return packed ? launch3<T, 64, 2, true>(p, maps, stream) : launch3<T, 64, 2, false>(p, maps, stream);
 }
 
 fa_status flash3_launch(const fa_attention_params *p, cudaStream_t stream)
