@@ -239,7 +239,7 @@ static __device__ __forceinline__ void flash3_pin_o_p(float (&o)[1][D / 8][4],
 /**
  * V_t ready for wgmma, at ring position @p position: its full barrier, and a
  * packed sequence's last tile zeroed past its @p nk keys (never inside a
- * turn: the zeroing waits for both consumers).
+ * turn: the zeroing waits for every consumer).
  */
 template <int D, int C, bool PACKED, typename T>
 static __device__ __forceinline__ void flash3_await_v(const flash3_shared<T> &sh, uint64_t position,
