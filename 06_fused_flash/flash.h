@@ -45,8 +45,10 @@ enum {
     FLASH3_BC = 128,             /**< keys per tile */
     FLASH3_WARPGROUP = 128,      /**< threads of a warpgroup, wgmma's unit */
     FLASH3_BOX_ROWS = 64,        /**< rows of Q per TMA box: one consumer's (wgmma's m) */
+    FLASH3_Q_BUFFERS = 2,        /**< Q tiles in shared memory: the next one lands while this one runs */
     FLASH3_COLUMNS = 64,         /**< elements per column block of a tile: 128 bytes, the swizzle's span */
     FLASH3_ALIGN = 1024,         /**< bytes: the 128-byte swizzle repeats every 8 rows of 128 bytes */
+    FLASH3_SHARED_LIMIT = 227 * 1024, /**< bytes of shared memory a block of sm_90 may have */
     FLASH3_PRODUCER_REGS = 24,   /**< registers a producer thread keeps (setmaxnreg) */
     FLASH3_TURN_BARRIER = 1,     /**< named barriers 1 and 2: the consumers' turns (0 is __syncthreads()) */
     FLASH3_TAIL_BARRIER = 3      /**< named barrier 3: a packed sequence's last V tile zeroed past its keys */
@@ -80,18 +82,23 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_threads(int consumers)
 }
 
 /**
- * Version 3's K and V tiles in the ring with @p consumers consumers: 2, what
- * shared memory holds at d = 128, and 4 with three, which are d = 64's.
+ * Version 3's K and V tiles in the ring at head dim @p d with @p consumers
+ * consumers: as many as a block's shared memory (FLASH3_SHARED_LIMIT) holds
+ * beside Q's buffers, room to align them and the barriers (FLASH3_ALIGN
+ * bytes each); 2 at d = 128, 5 or 6 at d = 64.
  */
-static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_stages(int consumers)
+static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_stages(int d, int consumers)
 {
-    return consumers == 3 ? 4 : 2;
+    return (int)((FLASH3_SHARED_LIMIT - 2 * FLASH3_ALIGN -
+                  (size_t)FLASH3_Q_BUFFERS * (size_t)flash3_br(consumers) * (size_t)d * 2) /
+                 ((size_t)2 * FLASH3_BC * (size_t)d * 2));
 }
 
-/** Version 3's shared memory at head dim @p d: Q, K and V per stage, and room to align them. */
+/** Version 3's dynamic shared memory at head dim @p d: Q's buffers, K and V per stage, and room to align them. */
 static inline FA_CONSTEXPR FA_HOST_DEVICE size_t flash3_shared_bytes(int d, int consumers)
 {
-    return (size_t)(flash3_br(consumers) + 2 * flash3_stages(consumers) * FLASH3_BC) * (size_t)d * 2 +
+    return (size_t)(FLASH3_Q_BUFFERS * flash3_br(consumers) + 2 * flash3_stages(d, consumers) * FLASH3_BC) *
+               (size_t)d * 2 +
            FLASH3_ALIGN;
 }
 

@@ -8,10 +8,11 @@
  * tiles of one head (flash3_item_tile()), with warpgroups of 128 threads:
  *
  *   warpgroup 0, the producer: one thread issues every TMA copy, per query
- *     tile Q (once the consumers are done with the last tile's), then K_t
- *     and V_t into a ring of flash3_stages() stages, each stage waiting on
- *     its "empty" barrier until every consumer is done with it; so the next
- *     tile's copies run while the consumers end this one;
+ *     tile Q into one of FLASH3_Q_BUFFERS buffers (once the consumers are
+ *     done with the tile that had it before), then K_t and V_t into a ring
+ *     of flash3_stages() stages, each stage waiting on its "empty" barrier
+ *     until every consumer is done with it; so the next tile's copies run
+ *     while the consumers end this one;
  *   the consumers, flash3_consumers() (two or three), 64 rows each, so a
  *     query tile is 128 or 192 rows (flash3_br()). Per key tile, wait on
  *     K_t's "full" barrier, S = Q K_t^T by wgmma (m64n128k16 steps, both
@@ -21,6 +22,8 @@
  *     issued after the next tile's S and runs while the softmax of that S
  *     does (overlap), and the two consumers take turns to issue their
  *     products (ping-pong), so one's softmax also overlaps the other's.
+ *     At the end of a tile each warp stages its rows of O in its rows of
+ *     Q's buffer and stores them in 16-byte chunks (flash3_stage_o()).
  *
  * The producer gives its registers back (setmaxnreg) so that the consumers,
  * which hold S (64 floats), P (32 registers) and O (D / 2 floats) a thread,
@@ -44,6 +47,7 @@
 
 #include "fa_kernel.cuh"
 #include "flash.h"
+#include "flash_store.cuh"
 #include "hopper.cuh"
 #include "key_tiles.cuh"
 #include "sequence.cuh"
@@ -93,9 +97,9 @@ static __device__ __forceinline__ void flash3_zero_v_tail(T *v_tile, int keep, i
 /** Version 3's shared memory: Q, the ring of K and V tiles, and the barriers that guard them. */
 template <typename T>
 struct flash3_shared {
-    T *q;                         /**< [BLOCKS][BR][64] */
+    T *q;                         /**< [FLASH3_Q_BUFFERS][BLOCKS][BR][64] */
     T *k, *v;                     /**< [STAGES][BLOCKS][BC][64] each */
-    uint64_t *q_full, *q_empty;   /**< Q has landed; every consumer is done with it */
+    uint64_t *q_full, *q_empty;   /**< per Q buffer: Q has landed; every consumer is done with it */
     uint64_t *k_full, *v_full;    /**< per stage: the tile has landed */
     uint64_t *k_empty, *v_empty;  /**< per stage: every consumer is done with it */
 };
@@ -135,30 +139,48 @@ static __device__ __forceinline__ bool flash3_tile_of(const fa_attention_params 
     return true;
 }
 
-/** The ring's stage (of flash3_stages(C)) that the @p visit-th key tile a block loads (from 0) goes to. */
-template <int C>
+/** The ring's stage (of flash3_stages(D, C)) that the @p visit-th key tile a block loads (from 0) goes to. */
+template <int D, int C>
 static __device__ __forceinline__ int flash3_stage(uint64_t visit)
 {
-    return (int)(visit % flash3_stages(C));
+    return (int)(visit % flash3_stages(D, C));
 }
 /** The parity of the phase of its stage's barriers that the @p visit-th key tile completes. */
-template <int C>
+template <int D, int C>
 static __device__ __forceinline__ uint32_t flash3_parity(uint64_t visit)
 {
-    return (uint32_t)(visit / flash3_stages(C)) & 1;
+    return (uint32_t)(visit / flash3_stages(D, C)) & 1;
 }
 
-/** The tile of a K or V @p ring (flash3_stages(C) tiles of FLASH3_BC rows of D) at ring position @p position. */
+/** Q's buffer (of FLASH3_Q_BUFFERS) for the @p q_round-th query tile a block walks (from 0). */
+static __device__ __forceinline__ int flash3_q_buffer(int q_round)
+{
+    return q_round % FLASH3_Q_BUFFERS;
+}
+/** The parity of the phase of its buffer's barriers that the @p q_round-th Q completes. */
+static __device__ __forceinline__ uint32_t flash3_q_parity(int q_round)
+{
+    return (uint32_t)(q_round / FLASH3_Q_BUFFERS) & 1;
+}
+/** The Q tile (flash3_br(C) rows of D) of the @p q_round-th query tile. */
+template <int D, int C, typename T>
+static __device__ __forceinline__ T *flash3_q_tile(T *q, int q_round)
+{
+    return q + flash3_q_buffer(q_round) * flash3_br(C) * D;
+}
+
+/** The tile of a K or V @p ring (flash3_stages(D, C) tiles of FLASH3_BC rows of D) at ring position @p position. */
 template <int D, int C, typename T>
 static __device__ __forceinline__ T *flash3_ring_tile(T *ring, uint64_t position)
 {
-    return ring + flash3_stage<C>(position) * FLASH3_BC * D;
+    return ring + flash3_stage<D, C>(position) * FLASH3_BC * D;
 }
 
 /**
  * The producer's copies of one query tile: Q, once the consumers are done
- * with the last tile's (@p q_round: the tiles before this one), then K_t and
- * V_t of each key tile into the ring, from position @p visit on.
+ * with the tile's that had its buffer before (@p q_round: the tiles before
+ * this one), then K_t and V_t of each key tile into the ring, from position
+ * @p visit on.
  */
 template <int D, int C, bool PACKED, typename T>
 static __device__ __forceinline__ void flash3_produce(const flash3_shared<T> &sh,
@@ -173,14 +195,16 @@ static __device__ __forceinline__ void flash3_produce(const flash3_shared<T> &sh
     /* The maps' coordinates: a packed sequence's rows among all rows, in batch entry 0. */
     const int batch = PACKED ? 0 : tile.b;
     const int h_kv = tile.h / (int)(p.heads_q / p.heads_kv);
-    mbarrier_wait(sh.q_empty, (q_round & 1) ^ 1); /* the first round passes at once */
-    mbarrier_arrive_expect(sh.q_full, flash3_br(C) * D * sizeof(T));
-    flash3_load_tile<BLOCKS, flash3_br(C), FLASH3_BOX_ROWS>(sh.q, q_map, tile.h,
-                                                         (int)tile.seq.first_row + tile.row0, batch,
-                                                         sh.q_full);
+    const int buffer = flash3_q_buffer(q_round);
+    /* The buffer's previous round must be released; the first round passes at once. */
+    mbarrier_wait(&sh.q_empty[buffer], flash3_q_parity(q_round) ^ 1);
+    mbarrier_arrive_expect(&sh.q_full[buffer], flash3_br(C) * D * sizeof(T));
+    flash3_load_tile<BLOCKS, flash3_br(C), FLASH3_BOX_ROWS>(flash3_q_tile<D, C>(sh.q, q_round), q_map,
+                                                         tile.h, (int)tile.seq.first_row + tile.row0,
+                                                         batch, &sh.q_full[buffer]);
     for (int64_t t = tile.keys.begin; t < tile.keys.end; ++t, ++visit) {
-        const int st = flash3_stage<C>(visit);
-        const uint32_t parity = flash3_parity<C>(visit);
+        const int st = flash3_stage<D, C>(visit);
+        const uint32_t parity = flash3_parity<D, C>(visit);
         /* The stage's previous round must be released; the first round passes at once. */
         mbarrier_wait(&sh.k_empty[st], parity ^ 1);
         mbarrier_arrive_expect(&sh.k_full[st], KV_ELEMENTS * sizeof(T));
@@ -245,7 +269,7 @@ template <int D, int C, bool PACKED, typename T>
 static __device__ __forceinline__ void flash3_await_v(const flash3_shared<T> &sh, uint64_t position,
                                                       int64_t t, int64_t nk)
 {
-    mbarrier_wait(&sh.v_full[flash3_stage<C>(position)], flash3_parity<C>(position));
+    mbarrier_wait(&sh.v_full[flash3_stage<D, C>(position)], flash3_parity<D, C>(position));
     const int64_t key0 = t * FLASH3_BC;
     if (PACKED && key0 + FLASH3_BC > nk)
         flash3_zero_v_tail<D, C>(flash3_ring_tile<D, C>(sh.v, position),
@@ -308,7 +332,76 @@ static __device__ __forceinline__ void flash3_pv_now(const flash3_shared<T> &sh,
     flash3_pin_o_p<D>(o, pa);
     wgmma_fence();
     flash3_issue_pv<D>(flash3_ring_tile<D, C>(sh.v, position), pa, o);
-    flash3_finish_pv<D>(o, pa, &sh.v_empty[flash3_stage<C>(position)]);
+    flash3_finish_pv<D>(o, pa, &sh.v_empty[flash3_stage<D, C>(position)]);
+}
+
+/** 16-byte chunks of O each lane copies out: the warp's 16 rows of D, 32 lanes. */
+template <int D>
+__host__ __device__ constexpr int flash3_o_chunks()
+{
+    static_assert(16 * D / TILE2_CHUNK % 32 == 0, "the lanes share the rows' chunks evenly");
+    return 16 * D / TILE2_CHUNK / 32;
+}
+
+/**
+ * The first half of a warp's O epilogue, as version 2 writes O
+ * (flash_store.cuh): its 16 rows of O, normalised, are staged in shared
+ * memory rounded to T, and read back as 16-byte chunks of whole rows, lane
+ * i taking chunks i, i + 32, ... into @p chunks. Stored from the fragments
+ * themselves, each warp instruction would write 8 rows of 16 bytes, half a
+ * 32-byte sector each. The stage is the warp's own rows of its tile's Q
+ * buffer (@p q_rows, in column block 0), which no wgmma reads any more: per
+ * column block of 64 a [16][64] tile of tile2_offset().
+ */
+template <int D, int C, typename T>
+static __device__ __forceinline__ void flash3_stage_o(T *q_rows, const float (&o)[1][D / 8][4],
+                                                      uint4 (&chunks)[flash3_o_chunks<D>()])
+{
+    constexpr int BLOCK = flash3_br(C) * FLASH3_COLUMNS; /* elements from a column block to the next */
+    constexpr int CHUNKS = D / TILE2_CHUNK;              /* 16-byte chunks of a row */
+    const int lane = threadIdx.x % 32, g = lane / 4, quad = lane % 4;
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh)
+            flash2_stage_pair(q_rows + n / 8 * BLOCK, g + 8 * hh, 8 * (n % 8) + 2 * quad, FLASH3_COLUMNS,
+                              o[0][n][2 * hh], o[0][n][2 * hh + 1]);
+    __syncwarp();
+#pragma unroll
+    for (int j = 0; j < flash3_o_chunks<D>(); ++j) {
+        const int row = (lane + 32 * j) / CHUNKS, chunk = (lane + 32 * j) % CHUNKS;
+        chunks[j] = *reinterpret_cast<const uint4 *>(q_rows + chunk / 8 * BLOCK +
+                                                     flash2_chunk_offset<T>(row, chunk % 8, FLASH3_COLUMNS));
+    }
+}
+
+/**
+ * The second half: the chunks flash3_stage_o() read back go to O's rows from
+ * @p warp_row0 of @p tile, those below nq, and lse to its rows.
+ */
+template <int D, bool PACKED, typename T>
+static __device__ __forceinline__ void flash3_write_o(const uint4 (&chunks)[flash3_o_chunks<D>()],
+                                                      const float (&lse)[1][2],
+                                                      const fa_attention_params &p,
+                                                      const flash3_tile &tile, int64_t warp_row0)
+{
+    constexpr int CHUNKS = D / TILE2_CHUNK;
+    const int lane = threadIdx.x % 32, g = lane / 4, quad = lane % 4;
+    const int64_t rows = tile.seq.nq - warp_row0; /* may be past 16, or none */
+    const flash_outputs outputs = flash_outputs_of<PACKED>(p, tile.b, tile.h);
+    T *const out = static_cast<T *>(p.o) + outputs.o + tile.h * p.o_strides.head +
+                   warp_row0 * p.o_strides.row;
+#pragma unroll
+    for (int j = 0; j < flash3_o_chunks<D>(); ++j) {
+        const int row = (lane + 32 * j) / CHUNKS, chunk = (lane + 32 * j) % CHUNKS;
+        if (row < rows)
+            *reinterpret_cast<uint4 *>(out + row * p.o_strides.row + chunk * TILE2_CHUNK) = chunks[j];
+    }
+    if (p.lse != nullptr && quad == 0)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh)
+            if (g + 8 * hh < rows)
+                p.lse[outputs.lse + warp_row0 + g + 8 * hh] = lse[0][hh];
 }
 
 /**
@@ -330,8 +423,7 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
                                                       uint64_t visit, float scale)
 {
     const int consumer = threadIdx.x / FLASH3_WARPGROUP - 1, warp = (threadIdx.x % FLASH3_WARPGROUP) / 32;
-    const int lane = threadIdx.x % 32;
-    const T *const q_mine = sh.q + consumer * FLASH3_BOX_ROWS * FLASH3_COLUMNS;
+    const T *const q_mine = flash3_q_tile<D, C>(sh.q, q_round) + consumer * FLASH3_BOX_ROWS * FLASH3_COLUMNS;
     const float c = scale * FA_LOG2E_F;
     const causal_tiles &tiles = tile.keys;
     float m[1][2] = {{-INFINITY, -INFINITY}}, l[1][2] = {{0.0f, 0.0f}}, o[1][D / 8][4];
@@ -340,7 +432,7 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
 #pragma unroll
         for (int e = 0; e < 4; ++e)
             o[0][n][e] = 0.0f;
-    mbarrier_wait(sh.q_full, q_round & 1);
+    mbarrier_wait(&sh.q_full[flash3_q_buffer(q_round)], flash3_q_parity(q_round));
 
     /* Ping-pong (flash3_kernel): a consumer issues its products in its turn. */
     constexpr bool PING_PONG = flash3_ping_pong(D);
@@ -358,7 +450,7 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
     uint32_t pa[FLASH3_FRAGMENTS / 2][4]; /* P of the tile whose P V is still to issue */
 
     if (tiles.end > tiles.begin) { /* the first tile: S, its softmax (O is still zero), P */
-        mbarrier_wait(&sh.k_full[flash3_stage<C>(visit)], flash3_parity<C>(visit));
+        mbarrier_wait(&sh.k_full[flash3_stage<D, C>(visit)], flash3_parity<D, C>(visit));
         if (PING_PONG)
             named_barrier_sync<PAIR>(my_turn);
         wgmma_fence();
@@ -367,7 +459,7 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
             named_barrier_arrive<PAIR>(their_turn);
         wgmma_wait<0>();
         wgmma_pin(reinterpret_cast<float(&)[64]>(s));
-        mbarrier_arrive(&sh.k_empty[flash3_stage<C>(visit)]); /* S is in registers: K may be overwritten */
+        mbarrier_arrive(&sh.k_empty[flash3_stage<D, C>(visit)]); /* S is in registers: K may be overwritten */
         float alpha[1][2];
         flash3_softmax(s, m, l, alpha, c, p, tile, tiles.begin, warp_row0);
         flash3_round_p<T>(s, pa);
@@ -378,7 +470,7 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
         /* The ring positions of key tile t and of t - 1, whose P V is still to issue. */
         const uint64_t at = visit + (uint64_t)(t - tiles.begin);
         const uint64_t before = visit + (uint64_t)(t - 1 - tiles.begin);
-        mbarrier_wait(&sh.k_full[flash3_stage<C>(at)], flash3_parity<C>(at));
+        mbarrier_wait(&sh.k_full[flash3_stage<D, C>(at)], flash3_parity<D, C>(at));
         if (OVERLAP)
             flash3_await_v<D, C, PACKED>(sh, before, t - 1, tile.seq.nk);
         if (PING_PONG)
@@ -393,39 +485,31 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
             named_barrier_arrive<PAIR>(their_turn);
         wgmma_wait<OVERLAP ? 1 : 0>(); /* S_t is done; P_{t-1} V_{t-1} may still run */
         wgmma_pin(reinterpret_cast<float(&)[64]>(s));
-        mbarrier_arrive(&sh.k_empty[flash3_stage<C>(at)]);
+        mbarrier_arrive(&sh.k_empty[flash3_stage<D, C>(at)]);
         float alpha[1][2];
         flash3_softmax(s, m, l, alpha, c, p, tile, t, warp_row0);
         if (OVERLAP)
-            flash3_finish_pv<D>(o, pa, &sh.v_empty[flash3_stage<C>(before)]);
+            flash3_finish_pv<D>(o, pa, &sh.v_empty[flash3_stage<D, C>(before)]);
         tile2_rescale<D, 1>(o, alpha);
         flash3_round_p<T>(s, pa);
         if (!OVERLAP)
             flash3_pv_now<D, C, PACKED>(sh, at, t, tile.seq.nk, pa, o);
     }
-    /* Every S is done: the producer may load the next tile's Q while this one ends. */
-    mbarrier_arrive(sh.q_empty);
     if (OVERLAP && tiles.end > tiles.begin) /* the last tile's P V */
         flash3_pv_now<D, C, PACKED>(sh, visit + (uint64_t)(tiles.end - 1 - tiles.begin), tiles.end - 1,
                                  tile.seq.nk, pa, o);
 
     float lse[1][2];
     tile2_normalise<D, 1>(o, m, l, scale, lse);
-    const flash_outputs outputs = flash_outputs_of<PACKED>(p, tile.b, tile.h);
-#pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-        const int64_t row = warp_row0 + lane / 4 + 8 * hh;
-        if (row >= tile.seq.nq)
-            continue;
-        T *const out = static_cast<T *>(p.o) + outputs.o + row * p.o_strides.row +
-                       tile.h * p.o_strides.head;
-#pragma unroll
-        for (int n = 0; n < D / 8; ++n)
-            *reinterpret_cast<uint32_t *>(out + 8 * n + 2 * (lane % 4)) =
-                tile2_pack(T(), o[0][n][2 * hh], o[0][n][2 * hh + 1]);
-        if (p.lse != nullptr && lane % 4 == 0)
-            p.lse[outputs.lse + row] = lse[0][hh];
-    }
+    uint4 chunks[flash3_o_chunks<D>()];
+    flash3_stage_o<D, C>(flash3_q_tile<D, C>(sh.q, q_round) +
+                             (consumer * FLASH3_BOX_ROWS + 16 * warp) * FLASH3_COLUMNS,
+                         o, chunks);
+    /* O is back out of Q's buffer: the producer may copy a later tile's Q into it (TMA, the
+     * async proxy, after these generic-proxy writes and reads). */
+    fence_proxy_async();
+    mbarrier_arrive(&sh.q_empty[flash3_q_buffer(q_round)]);
+    flash3_write_o<D, PACKED, T>(chunks, lse, p, tile, warp_row0);
 }
 
 /**
@@ -447,30 +531,34 @@ __global__ void __launch_bounds__(flash3_threads(C), 1)
     static_assert(D % FLASH3_COLUMNS == 0, "rows are whole column blocks of 128 bytes");
     /* setmaxnreg moves registers between warpgroups within what the launch gave the block
      * (flash3_launch_registers() a thread): an increase beyond it waits forever. */
-    constexpr int STAGES = flash3_stages(C);
+    constexpr int STAGES = flash3_stages(D, C);
     static_assert(FLASH3_PRODUCER_REGS + C * flash3_consumer_registers(C) <=
                       (1 + C) * flash3_launch_registers(C),
                   "the warpgroups' registers fit what the launch gives the block");
-    static_assert(flash3_shared_bytes(D, C) <= 227 * 1024, "the tiles fit a block's shared memory");
+    static_assert(flash3_shared_bytes(D, C) + sizeof(uint64_t) * (2 * FLASH3_Q_BUFFERS + 4 * STAGES) <=
+                      FLASH3_SHARED_LIMIT,
+                  "the tiles and the barriers fit a block's shared memory");
     constexpr int KV_ELEMENTS = FLASH3_BC * D;
     extern __shared__ unsigned char flash3_bytes[];
-    __shared__ uint64_t barriers[2 + 4 * STAGES];
+    __shared__ uint64_t barriers[2 * FLASH3_Q_BUFFERS + 4 * STAGES];
     /* The 128-byte swizzle is a function of the address, repeating every FLASH3_ALIGN bytes. */
     const uint32_t misalignment = shared_address(flash3_bytes) % FLASH3_ALIGN;
     flash3_shared<T> sh;
     sh.q = reinterpret_cast<T *>(flash3_bytes + (FLASH3_ALIGN - misalignment) % FLASH3_ALIGN);
-    sh.k = sh.q + flash3_br(C) * D;
+    sh.k = sh.q + FLASH3_Q_BUFFERS * flash3_br(C) * D;
     sh.v = sh.k + STAGES * KV_ELEMENTS;
     sh.q_full = &barriers[0];
-    sh.q_empty = &barriers[1];
-    sh.k_full = &barriers[2];
+    sh.q_empty = sh.q_full + FLASH3_Q_BUFFERS;
+    sh.k_full = sh.q_empty + FLASH3_Q_BUFFERS;
     sh.v_full = sh.k_full + STAGES;
     sh.k_empty = sh.v_full + STAGES;
     sh.v_empty = sh.k_empty + STAGES;
     constexpr int CONSUMER_THREADS = C * FLASH3_WARPGROUP;
     if (threadIdx.x == 0) {
-        mbarrier_init(sh.q_full, 1);
-        mbarrier_init(sh.q_empty, CONSUMER_THREADS);
+        for (int b = 0; b < FLASH3_Q_BUFFERS; ++b) {
+            mbarrier_init(&sh.q_full[b], 1);
+            mbarrier_init(&sh.q_empty[b], CONSUMER_THREADS);
+        }
         for (int st = 0; st < STAGES; ++st) {
             mbarrier_init(&sh.k_full[st], 1);
             mbarrier_init(&sh.v_full[st], 1);
