@@ -126,6 +126,17 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_consumer_registers(int cons
 }
 
 /**
+ * Whether version 3's consumers at head dim @p d stage O in shared memory
+ * and store it in 16-byte chunks (flash3_stage_o()) rather than store their
+ * fragments: at d = 128 that was 8 to 15% faster up to N = 1024; at d = 64,
+ * 5 to 9% slower under a causal mask (\ref stage06, measured).
+ */
+static inline FA_CONSTEXPR FA_HOST_DEVICE bool flash3_o_staged(int d)
+{
+    return d == 128;
+}
+
+/**
  * Whether version 3's consumers at head dim @p d take turns to issue their
  * products (ping-pong, flash3_kernel): at d = 64 the products are too short
  * to hide a softmax behind.

@@ -22,8 +22,9 @@
  *     issued after the next tile's S and runs while the softmax of that S
  *     does (overlap), and the two consumers take turns to issue their
  *     products (ping-pong), so one's softmax also overlaps the other's.
- *     At the end of a tile each warp stages its rows of O in its rows of
- *     Q's buffer and stores them in 16-byte chunks (flash3_stage_o()).
+ *     At D = 128, at the end of a tile each warp stages its rows of O in
+ *     its rows of Q's buffer and stores them in 16-byte chunks
+ *     (flash3_stage_o()).
  *
  * The producer gives its registers back (setmaxnreg) so that the consumers,
  * which hold S (64 floats), P (32 registers) and O (D / 2 floats) a thread,
@@ -395,13 +396,43 @@ static __device__ __forceinline__ void flash3_write_o(const uint4 (&chunks)[flas
     for (int j = 0; j < flash3_o_chunks<D>(); ++j) {
         const int row = (lane + 32 * j) / CHUNKS, chunk = (lane + 32 * j) % CHUNKS;
         if (row < rows)
-            *reinterpret_cast<uint4 *>(out + row * p.o_strides.row + chunk * TILE2_CHUNK) = chunks[j];
+            store_global_16(out + row * p.o_strides.row + chunk * TILE2_CHUNK, chunks[j]);
     }
     if (p.lse != nullptr && quad == 0)
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh)
             if (g + 8 * hh < rows)
                 p.lse[outputs.lse + warp_row0 + g + 8 * hh] = lse[0][hh];
+}
+
+/**
+ * O's and lse's rows from @p warp_row0 of @p tile, those below nq, stored
+ * from the fragments themselves where O is not staged (flash3_o_staged()):
+ * each lane's pairs of columns, 4 bytes each.
+ */
+template <int D, bool PACKED, typename T>
+static __device__ __forceinline__ void flash3_write_o_fragments(const float (&o)[1][D / 8][4],
+                                                                const float (&lse)[1][2],
+                                                                const fa_attention_params &p,
+                                                                const flash3_tile &tile,
+                                                                int64_t warp_row0)
+{
+    const int lane = threadIdx.x % 32;
+    const flash_outputs outputs = flash_outputs_of<PACKED>(p, tile.b, tile.h);
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+        const int64_t row = warp_row0 + lane / 4 + 8 * hh;
+        if (row >= tile.seq.nq)
+            continue;
+        T *const out = static_cast<T *>(p.o) + outputs.o + row * p.o_strides.row +
+                       tile.h * p.o_strides.head;
+#pragma unroll
+        for (int n = 0; n < D / 8; ++n)
+            *reinterpret_cast<uint32_t *>(out + 8 * n + 2 * (lane % 4)) =
+                tile2_pack(T(), o[0][n][2 * hh], o[0][n][2 * hh + 1]);
+        if (p.lse != nullptr && lane % 4 == 0)
+            p.lse[outputs.lse + row] = lse[0][hh];
+    }
 }
 
 /**
@@ -495,21 +526,29 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
         if (!OVERLAP)
             flash3_pv_now<D, C, PACKED>(sh, at, t, tile.seq.nk, pa, o);
     }
+    /* Every S is done: unless O is staged in Q's rows, the producer may copy a later tile's Q
+     * into this one's buffer. */
+    if (!flash3_o_staged(D))
+        mbarrier_arrive(&sh.q_empty[flash3_q_buffer(q_round)]);
     if (OVERLAP && tiles.end > tiles.begin) /* the last tile's P V */
         flash3_pv_now<D, C, PACKED>(sh, visit + (uint64_t)(tiles.end - 1 - tiles.begin), tiles.end - 1,
                                  tile.seq.nk, pa, o);
 
     float lse[1][2];
     tile2_normalise<D, 1>(o, m, l, scale, lse);
-    uint4 chunks[flash3_o_chunks<D>()];
-    flash3_stage_o<D, C>(flash3_q_tile<D, C>(sh.q, q_round) +
-                             (consumer * FLASH3_BOX_ROWS + 16 * warp) * FLASH3_COLUMNS,
-                         o, chunks);
-    /* O is back out of Q's buffer: the producer may copy a later tile's Q into it (TMA, the
-     * async proxy, after these generic-proxy writes and reads). */
-    fence_proxy_async();
-    mbarrier_arrive(&sh.q_empty[flash3_q_buffer(q_round)]);
-    flash3_write_o<D, PACKED, T>(chunks, lse, p, tile, warp_row0);
+    if (flash3_o_staged(D)) {
+        uint4 chunks[flash3_o_chunks<D>()];
+        flash3_stage_o<D, C>(flash3_q_tile<D, C>(sh.q, q_round) +
+                                 (consumer * FLASH3_BOX_ROWS + 16 * warp) * FLASH3_COLUMNS,
+                             o, chunks);
+        /* O is back out of Q's buffer: the producer may copy a later tile's Q into it (TMA, the
+         * async proxy, after these generic-proxy writes and reads). */
+        fence_proxy_async();
+        mbarrier_arrive(&sh.q_empty[flash3_q_buffer(q_round)]);
+        flash3_write_o<D, PACKED, T>(chunks, lse, p, tile, warp_row0);
+    } else {
+        flash3_write_o_fragments<D, PACKED, T>(o, lse, p, tile, warp_row0);
+    }
 }
 
 /**

@@ -62,6 +62,18 @@ static __device__ __forceinline__ void mbarrier_wait(uint64_t *bar, uint32_t par
 }
 
 /**
+ * One 16-byte store of @p value to global memory at @p to (16-byte aligned).
+ * An assignment through a uint4 pointer of a value held in registers, the
+ * compiler (CUDA 13.0) splits into four 4-byte stores.
+ */
+static __device__ __forceinline__ void store_global_16(void *to, uint4 value)
+{
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(to), "r"(value.x), "r"(value.y),
+                 "r"(value.z), "r"(value.w)
+                 : "memory");
+}
+
+/**
  * Orders this thread's generic-proxy writes to shared memory before the
  * async proxy's later reads of it (a wgmma operand the threads wrote).
  */
