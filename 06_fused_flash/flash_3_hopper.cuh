@@ -140,28 +140,44 @@ static __device__ __forceinline__ bool flash3_tile_of(const fa_attention_params 
     return true;
 }
 
-/** The ring's stage (of flash3_stages(D, C)) that the @p visit-th key tile a block loads (from 0) goes to. */
+/**
+ * A ring of @p SLOTS buffers filled in turn: the slot the @p use-th fill
+ * (from 0) goes to, and the parity of the phase of that slot's barriers it
+ * completes. The K/V ring and Q's buffers are both such rings.
+ */
+template <int SLOTS, typename U>
+static __device__ __forceinline__ int ring_slot(U use)
+{
+    return (int)(use % SLOTS);
+}
+template <int SLOTS, typename U>
+static __device__ __forceinline__ uint32_t ring_parity(U use)
+{
+    return (uint32_t)(use / SLOTS) & 1;
+}
+
+/** The K/V ring's stage (of flash3_stages(D, C)) that the @p visit-th key tile a block loads goes to. */
 template <int D, int C>
 static __device__ __forceinline__ int flash3_stage(uint64_t visit)
 {
-    return (int)(visit % flash3_stages(D, C));
+    return ring_slot<flash3_stages(D, C)>(visit);
 }
 /** The parity of the phase of its stage's barriers that the @p visit-th key tile completes. */
 template <int D, int C>
 static __device__ __forceinline__ uint32_t flash3_parity(uint64_t visit)
 {
-    return (uint32_t)(visit / flash3_stages(D, C)) & 1;
+    return ring_parity<flash3_stages(D, C)>(visit);
 }
 
 /** Q's buffer (of FLASH3_Q_BUFFERS) for the @p q_round-th query tile a block walks (from 0). */
 static __device__ __forceinline__ int flash3_q_buffer(int q_round)
 {
-    return q_round % FLASH3_Q_BUFFERS;
+    return ring_slot<FLASH3_Q_BUFFERS>(q_round);
 }
 /** The parity of the phase of its buffer's barriers that the @p q_round-th Q completes. */
 static __device__ __forceinline__ uint32_t flash3_q_parity(int q_round)
 {
-    return (uint32_t)(q_round / FLASH3_Q_BUFFERS) & 1;
+    return ring_parity<FLASH3_Q_BUFFERS>(q_round);
 }
 /** The Q tile (flash3_br(C) rows of D) of the @p q_round-th query tile. */
 template <int D, int C, typename T>
