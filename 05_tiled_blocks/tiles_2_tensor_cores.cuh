@@ -142,9 +142,10 @@ static __device__ __forceinline__ void tile2_mask_keys(float s[MT][NT][4], int64
 
 /**
  * M19: the running max of each of the thread's rows (m16 fragment i; h = 0:
- * row g, h = 1: row g + 8) after this tile: its own 2 NT scores of the row,
- * then the quad (2 shuffles), then online_running_max() with the -inf and
- * NaN rules of stage 04. The 4 threads of the quad end with the same m_new.
+ * row g, h = 1: row g + 8) after this tile: its own 2 NT scores of the row
+ * (a tree of maxima), then the quad (2 shuffles), then online_running_max()
+ * with the -inf and NaN rules of stage 04. The 4 threads of the quad end
+ * with the same m_new.
  */
 template <int MT, int NT>
 static __device__ __forceinline__ void tile2_rowmax(const float s[MT][NT][4], const float m_old[MT][2],
@@ -154,11 +155,18 @@ static __device__ __forceinline__ void tile2_rowmax(const float s[MT][NT][4], co
     for (int i = 0; i < MT; ++i)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            float tile_max = s[i][0][2 * h];
+            float part[NT];
 #pragma unroll
             for (int n = 0; n < NT; ++n)
-                tile_max = fa_max_nan(tile_max, fa_max_nan(s[i][n][2 * h], s[i][n][2 * h + 1]));
-            m_new[i][h] = online_running_max(m_old[i][h], fa_lanes_max<4>(tile_max));
+                part[n] = fa_max_nan(s[i][n][2 * h], s[i][n][2 * h + 1]);
+            /* A tree, log2 NT steps deep instead of a chain of NT: the softmax waits on this
+             * max, and a max is exact in any order. */
+#pragma unroll
+            for (int width = 1; width < NT; width *= 2)
+#pragma unroll
+                for (int n = 0; n + width < NT; n += 2 * width)
+                    part[n] = fa_max_nan(part[n], part[n + width]);
+            m_new[i][h] = online_running_max(m_old[i][h], fa_lanes_max<4>(part[0]));
         }
 }
 
