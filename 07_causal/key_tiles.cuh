@@ -94,13 +94,14 @@ static __device__ __forceinline__ void causal1_mask(float s[TILE1_ROWS_PER_THREA
 }
 
 /**
- * Level 2: the same in the mma accumulator layout of tile2_scores() (lane
- * g = lane / 4, q = lane % 4 of the warp whose rows start at query row
- * @p row0 holds rows row0 + 16 i + g + 8 h and keys key0 + 8 n + 2 q + e).
+ * causal2_mask() for a band with a left edge (LEFT_EDGE: both bounds of a
+ * row compared) or without one (only the upper bound). Each row's range
+ * [lo, hi) is moved by the lane's 2 q, so that an element is judged by its
+ * column 8 n + e, an immediate of the unrolled loop.
  */
-template <int MT, int NT>
-static __device__ __forceinline__ void causal2_mask(float s[MT][NT][4], fa_key_window w, int64_t row0,
-                                                    int64_t key0, int64_t nk)
+template <int MT, int NT, bool LEFT_EDGE>
+static __device__ __forceinline__ void causal2_mask_rows(float s[MT][NT][4], fa_key_window w,
+                                                         int64_t row0, int64_t key0, int64_t nk)
 {
     const int g = (threadIdx.x % 32) / 4, q = threadIdx.x % 4;
 #pragma unroll
@@ -109,15 +110,36 @@ static __device__ __forceinline__ void causal2_mask(float s[MT][NT][4], fa_key_w
         for (int h = 0; h < 2; ++h) {
             int lo, hi;
             causal_row_in_tile(w, row0 + 16 * i + g + 8 * h, key0, nk, 8 * NT, &lo, &hi);
+            lo -= 2 * q;
+            hi -= 2 * q;
 #pragma unroll
             for (int n = 0; n < NT; ++n)
 #pragma unroll
                 for (int e = 0; e < 2; ++e) {
-                    const int key = 8 * n + 2 * q + e;
-                    if (key < lo || key >= hi)
+                    const int column = 8 * n + e;
+                    if (column >= hi || (LEFT_EDGE && column < lo))
                         s[i][n][2 * h + e] = -INFINITY;
                 }
         }
+}
+
+/**
+ * Level 2: the same in the mma accumulator layout of tile2_scores() (lane
+ * g = lane / 4, q = lane % 4 of the warp whose rows start at query row
+ * @p row0 holds rows row0 + 16 i + g + 8 h and keys key0 + 8 n + 2 q + e).
+ * A band without a left edge (every causal mask, and no mask's tail) lets
+ * every row start at key 0, so only the upper bound is compared: one
+ * compare per score instead of two. The test is the same for the whole
+ * grid, so no warp diverges on it.
+ */
+template <int MT, int NT>
+static __device__ __forceinline__ void causal2_mask(float s[MT][NT][4], fa_key_window w, int64_t row0,
+                                                    int64_t key0, int64_t nk)
+{
+    if (w.left < 0)
+        causal2_mask_rows<MT, NT, false>(s, w, row0, key0, nk);
+    else
+        causal2_mask_rows<MT, NT, true>(s, w, row0, key0, nk);
 }
 
 #endif /* __CUDACC__ */
