@@ -51,22 +51,28 @@ enum {
     FLASH3_SHARED_LIMIT = 227 * 1024, /**< bytes of shared memory a block of sm_90 may have */
     FLASH3_PRODUCER_REGS = 24,   /**< registers a producer thread keeps (setmaxnreg) */
     FLASH3_TURN_BARRIER = 1,     /**< named barriers 1 and 2: the consumers' turns (0 is __syncthreads()) */
-    FLASH3_TAIL_BARRIER = 3      /**< named barrier 3: a packed sequence's last V tile zeroed past its keys */
+    FLASH3_TAIL_BARRIER = 3,     /**< named barrier 3: a packed sequence's last V tile zeroed past its keys */
+    FLASH3_CAUSAL_THREE_ROWS = 2048 /**< query rows from which three consumers run a causal mask at d = 64 */
 };
 
 /**
- * Version 3's consumer warpgroups, beside one producer, for head dim @p d
- * with or without a mask (@p masked: causal or a window): a box of
- * FLASH3_BOX_ROWS query rows each. Three at d = 64 without a mask, where a
+ * Version 3's consumer warpgroups, beside one producer, for head dim @p d,
+ * mask @p mask and @p rows query rows (a packed batch's longest sequence):
+ * a box of FLASH3_BOX_ROWS query rows each. Three at d = 64, where a
  * softmax takes as long as the products it follows and the other two keep
- * the tensor cores busy meanwhile; under a mask, the diagonal tiles of 192
- * rows score a third more keys than the rows see, and two are faster
- * (\ref stage06, measured). Two at d = 128, where three would not have the
- * registers (flash3_consumer_registers()).
+ * the tensor cores busy meanwhile; but under a causal mask only from
+ * FLASH3_CAUSAL_THREE_ROWS rows, and never under a window: a diagonal tile
+ * of 192 rows scores more keys beyond its rows' reach than one of 128, a
+ * cost that weighs most where a row sees few tiles (\ref stage06,
+ * measured). Two at d = 128, where three would not have the registers
+ * (flash3_consumer_registers()).
  */
-static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_consumers(int d, bool masked)
+static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_consumers(int d, fa_mask mask, int64_t rows)
 {
-    return d == 64 && !masked ? 3 : 2;
+    return d == 64 && (mask == FA_MASK_NONE ||
+                       (mask != FA_MASK_WINDOW && rows >= FLASH3_CAUSAL_THREE_ROWS))
+               ? 3
+               : 2;
 }
 
 /** Version 3's query rows per tile (a block walks many) with @p consumers consumers: a box each. */

@@ -129,7 +129,7 @@ static fa_status launch3_for(const fa_attention_params *p, const CUtensorMap map
     if (p->head_dim == 128)
         return packed ? launch3<T, 128, 2, true>(p, maps, stream)
                       : launch3<T, 128, 2, false>(p, maps, stream);
-    if (flash3_consumers(64, p->mask != FA_MASK_NONE) == 3)
+    if (flash3_consumers(64, p->mask, flash_grid_rows(p)) == 3)
         return packed ? launch3<T, 64, 3, true>(p, maps, stream)
                       : launch3<T, 64, 3, false>(p, maps, stream);
     return packed ? launch3<T, 64, 2, true>(p, maps, stream) : launch3<T, 64, 2, false>(p, maps, stream);
