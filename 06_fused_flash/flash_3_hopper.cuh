@@ -392,6 +392,22 @@ static __device__ __forceinline__ void flash3_stage_o(T *q_rows, const float (&o
     }
 }
 
+/** lse of the warp's rows from @p warp_row0 of @p tile that lie below nq, by each quad's first lane. */
+static __device__ __forceinline__ void flash3_write_lse(const float (&lse)[1][2], const fa_attention_params &p,
+                                                        const flash_outputs &outputs, const flash3_tile &tile,
+                                                        int64_t warp_row0)
+{
+    const int lane = threadIdx.x % 32;
+    if (p.lse == nullptr || lane % 4 != 0)
+        return;
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+        const int64_t row = warp_row0 + lane / 4 + 8 * hh;
+        if (row < tile.seq.nq)
+            p.lse[outputs.lse + row] = lse[0][hh];
+    }
+}
+
 /**
  * The second half: the chunks flash3_stage_o() read back go to O's rows from
  * @p warp_row0 of @p tile, those below nq, and lse to its rows.
@@ -403,7 +419,7 @@ static __device__ __forceinline__ void flash3_write_o(const uint4 (&chunks)[flas
                                                       const flash3_tile &tile, int64_t warp_row0)
 {
     constexpr int CHUNKS = D / TILE2_CHUNK;
-    const int lane = threadIdx.x % 32, g = lane / 4, quad = lane % 4;
+    const int lane = threadIdx.x % 32;
     const int64_t rows = tile.seq.nq - warp_row0; /* may be past 16, or none */
     const flash_outputs outputs = flash_outputs_of<PACKED>(p, tile.b, tile.h);
     T *const out = static_cast<T *>(p.o) + outputs.o + tile.h * p.o_strides.head +
@@ -414,11 +430,7 @@ static __device__ __forceinline__ void flash3_write_o(const uint4 (&chunks)[flas
         if (row < rows)
             store_global_16(out + row * p.o_strides.row + chunk * TILE2_CHUNK, chunks[j]);
     }
-    if (p.lse != nullptr && quad == 0)
-#pragma unroll
-        for (int hh = 0; hh < 2; ++hh)
-            if (g + 8 * hh < rows)
-                p.lse[outputs.lse + warp_row0 + g + 8 * hh] = lse[0][hh];
+    flash3_write_lse(lse, p, outputs, tile, warp_row0);
 }
 
 /**
@@ -446,9 +458,8 @@ static __device__ __forceinline__ void flash3_write_o_fragments(const float (&o)
         for (int n = 0; n < D / 8; ++n)
             *reinterpret_cast<uint32_t *>(out + 8 * n + 2 * (lane % 4)) =
                 tile2_pack(T(), o[0][n][2 * hh], o[0][n][2 * hh + 1]);
-        if (p.lse != nullptr && lane % 4 == 0)
-            p.lse[outputs.lse + row] = lse[0][hh];
     }
+    flash3_write_lse(lse, p, outputs, tile, warp_row0);
 }
 
 /**
