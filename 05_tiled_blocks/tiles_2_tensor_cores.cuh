@@ -159,8 +159,8 @@ static __device__ __forceinline__ void tile2_rowmax(const float s[MT][NT][4], co
 #pragma unroll
             for (int n = 0; n < NT; ++n)
                 part[n] = fa_max_nan(s[i][n][2 * h], s[i][n][2 * h + 1]);
-            /* A tree, log2 NT steps deep instead of a chain of NT: the softmax waits on this
-             * max, and a max is exact in any order. */
+            /* A tree, log2 NT steps deep: the softmax waits on this max, and a max is exact
+             * in any order. */
 #pragma unroll
             for (int width = 1; width < NT; width *= 2)
 #pragma unroll

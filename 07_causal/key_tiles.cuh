@@ -127,10 +127,11 @@ static __device__ __forceinline__ void causal2_mask_rows(float s[MT][NT][4], fa_
  * Level 2: the same in the mma accumulator layout of tile2_scores() (lane
  * g = lane / 4, q = lane % 4 of the warp whose rows start at query row
  * @p row0 holds rows row0 + 16 i + g + 8 h and keys key0 + 8 n + 2 q + e).
- * A band without a left edge (every causal mask, and no mask's tail) lets
- * every row start at key 0, so only the upper bound is compared: one
- * compare per score instead of two. The test is the same for the whole
- * grid, so no warp diverges on it.
+ * A band without a left edge (every causal mask, a window (-1, right), and
+ * no mask's tail) lets every row start at key 0, so only the upper bound
+ * is compared: one compare a score. The band is the same for all of a
+ * query tile's rows (a packed batch's is its sequence's), so no warp
+ * diverges on it.
  */
 template <int MT, int NT>
 static __device__ __forceinline__ void causal2_mask(float s[MT][NT][4], fa_key_window w, int64_t row0,

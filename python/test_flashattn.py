@@ -418,7 +418,8 @@ MASKS = {
     "window_0_0": dict(window=(0, 0)),
     "window_-1_3": dict(window=(-1, 3)),
 }
-# (2100, 2077): past FLASH3_CAUSAL_THREE_ROWS, so v3 runs its causal masks with three consumers.
+# (2100, 2077): past FLASH3_CAUSAL_THREE_ROWS, so v3 at d = 64 (bf16 here) runs its causal masks with
+# three consumers.
 MASK_SEQLENS = [(113, 203), (128, 217), (256, 512), (512, 256), (1, 239), (239, 1), (3, 799),
                 (127, 512), (127, 513), (1024, 1023), (2100, 2077)]
 

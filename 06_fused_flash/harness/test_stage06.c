@@ -628,6 +628,36 @@ static void test_v3_items(fa_tests *t)
 }
 
 /**
+ * Version 3's consumers: three at d = 64 without a mask, and under a causal
+ * mask from FLASH3_CAUSAL_THREE_ROWS query rows on; two below that, under a
+ * window whatever the rows, and at d = 128.
+ */
+static void test_v3_consumers(fa_tests *t)
+{
+    enum { EDGE = FLASH3_CAUSAL_THREE_ROWS };
+    static const struct {
+        int d;
+        fa_mask mask;
+        int64_t rows;
+        int consumers;
+    } cases[] = {{64, FA_MASK_NONE, 1, 3},
+                 {64, FA_MASK_NONE, 1 << 20, 3},
+                 {64, FA_MASK_CAUSAL_TOP_LEFT, EDGE - 1, 2},
+                 {64, FA_MASK_CAUSAL_TOP_LEFT, EDGE, 3},
+                 {64, FA_MASK_CAUSAL_BOTTOM_RIGHT, EDGE - 1, 2},
+                 {64, FA_MASK_CAUSAL_BOTTOM_RIGHT, EDGE, 3},
+                 {64, FA_MASK_WINDOW, 1 << 20, 2},
+                 {128, FA_MASK_NONE, 1 << 20, 2},
+                 {128, FA_MASK_CAUSAL_TOP_LEFT, 1 << 20, 2}};
+    for (int i = 0; i < FA_COUNT_OF(cases); ++i) {
+        const int consumers = flash3_consumers(cases[i].d, cases[i].mask, cases[i].rows);
+        FA_EXPECT(t, consumers == cases[i].consumers, "d = %d, mask %d, %lld rows: %d consumers, want %d",
+                  cases[i].d, (int)cases[i].mask, (long long)cases[i].rows, consumers,
+                  cases[i].consumers);
+    }
+}
+
+/**
  * The grid of each version: every (shape, head dimension) pair once in the
  * full run; every shape and every head dimension meets both layouts; every
  * head dimension every dtype of the version; every kind of heads, o dtype,
@@ -1273,7 +1303,7 @@ int main(int argc, char **argv)
         test_battery,  test_overflow_boundaries, test_battery_catches, test_methods,
         test_strides,  test_scale,               test_variant_names,   test_hopper_refusals,
         test_auto_choice, test_fixtures,         test_grid,            test_judge,
-        test_driver_flags, test_spec_refusal,    test_v3_items,
+        test_driver_flags, test_spec_refusal,    test_v3_items,        test_v3_consumers,
     };
 #if FA_HAVE_CUDA
     static const fa_test_fn gpu[] = {

@@ -68,8 +68,10 @@ causal_packed_spec causal_packed_case(int version, int index)
         s->window_right = CAUSAL_MASKS[pair - 1].right;
     }
     const int64_t bc = flash_block_n(version, s->head_dim);
-    /* The query tile of version 3's kernel for these sequences, which are far shorter than
-     * FLASH3_CAUSAL_THREE_ROWS. */
+    /* The query tile of version 3's kernel for these sequences, all shorter than
+     * FLASH3_CAUSAL_THREE_ROWS (the longest: 3 tiles of at most 192 rows, and 5). */
+    _Static_assert(3 * 3 * FLASH3_BOX_ROWS + 5 < FLASH3_CAUSAL_THREE_ROWS,
+                   "the packed cases run version 3 with two consumers under a mask");
     const int64_t br = version == 1   ? TILE1_BR
                        : version == 2 ? flash2_br(tile2_row_elements((int)s->head_dim))
                                       : flash3_br(flash3_consumers((int)s->head_dim, s->mask, 0));
