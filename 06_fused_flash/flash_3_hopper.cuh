@@ -584,11 +584,10 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
  * a packed batch's sequences) and their query tiles in turn, @p q_tiles per
  * batch entry and head, with C consumer warpgroups (flash3_consumers(): 2,
  * or 3 at D = 64 without a mask or under a causal one of at least
- * FLASH3_CAUSAL_THREE_ROWS rows) and
- * query tiles of flash3_br(C) rows. @p q_map, @p k_map, @p v_map: tensor
- * maps of q, k and v with coordinates (column, head, row, batch), boxes of
- * 64 columns by FLASH3_BOX_ROWS (Q) or FLASH3_BC (K, V) rows; a packed
- * batch's maps have one batch entry.
+ * FLASH3_CAUSAL_THREE_ROWS rows) and query tiles of flash3_br(C) rows.
+ * @p q_map, @p k_map, @p v_map: tensor maps of q, k and v with coordinates
+ * (column, head, row, batch), boxes of 64 columns by FLASH3_BOX_ROWS (Q) or
+ * FLASH3_BC (K, V) rows; a packed batch's maps have one batch entry.
  */
 template <typename T, int D, int C, bool PACKED>
 __global__ void __launch_bounds__(flash3_threads(C), 1)
