@@ -24,13 +24,32 @@ static const struct {
     {FA_MASK_WINDOW, 5, 40},         {FA_MASK_WINDOW, 0, 0},              {FA_MASK_WINDOW, -1, 3},
 };
 
+/**
+ * Version 3's dense cases past stage 06's grid: causal masks over more than
+ * FLASH3_CAUSAL_THREE_ROWS rows at d = 64, which its kernel runs with three
+ * consumers (flash3_consumers()); rows and keys are no multiples of the
+ * tiles, and the bottom-right case's first rows see no key.
+ */
+static const flash_spec V3_THREE_CONSUMERS[] = {
+    {.batch = 1, .heads_q = 4, .heads_kv = 2, .nq = FLASH3_CAUSAL_THREE_ROWS + 52,
+     .nk = FLASH3_CAUSAL_THREE_ROWS + 29, .head_dim = 64, .dtype = FA_BF16, .layout = FLASH_BNHD,
+     .lse = true, .scores = FLASH_SCORES_RISING, .spread = 3.0, .mask = FA_MASK_CAUSAL_TOP_LEFT},
+    {.batch = 2, .heads_q = 2, .heads_kv = 1, .nq = FLASH3_CAUSAL_THREE_ROWS + 29,
+     .nk = FLASH3_CAUSAL_THREE_ROWS - 37, .head_dim = 64, .dtype = FA_F16, .layout = FLASH_BHND,
+     .padded = true, .lse = true, .scores = FLASH_SCORES_LATE_MAX, .spread = 1.0,
+     .mask = FA_MASK_CAUSAL_BOTTOM_RIGHT},
+};
+
 int causal_grid_count(int version, bool quick)
 {
-    return flash_grid_count(version, quick);
+    return flash_grid_count(version, quick) + (version == 3 ? FA_COUNT_OF(V3_THREE_CONSUMERS) : 0);
 }
 
 flash_spec causal_grid_spec(int version, bool quick, int index)
 {
+    const int grid = flash_grid_count(version, quick);
+    if (version == 3 && index >= grid)
+        return V3_THREE_CONSUMERS[index - grid];
     flash_spec s = flash_grid_spec(version, quick, index);
     /* Version 3 has two head dims a shape: index / 2 moves each one through every mask. */
     const int m = (version == 3 ? index / 2 + index % 2 : index) % FA_COUNT_OF(CAUSAL_MASKS);
@@ -40,10 +59,16 @@ flash_spec causal_grid_spec(int version, bool quick, int index)
     return s;
 }
 
-int causal_packed_count(void)
+/** Packed cases of every version: no mask and the six of the grid, each with two kinds of sequences. */
+enum { PACKED_COMMON = 2 * (1 + FA_COUNT_OF(CAUSAL_MASKS)) };
+
+int causal_packed_count(int version)
 {
-    return 2 * (1 + FA_COUNT_OF(CAUSAL_MASKS));
+    return PACKED_COMMON + (version == 3 ? 2 : 0);
 }
+
+/** The longest sequence of version 3's packed cases past PACKED_COMMON: its kernel runs three consumers. */
+enum { PACKED_THREE_ROWS = FLASH3_CAUSAL_THREE_ROWS + 5 };
 
 causal_packed_spec causal_packed_case(int version, int index)
 {
@@ -62,25 +87,37 @@ causal_packed_spec causal_packed_case(int version, int index)
     s->o_fp32 = version != 3 && index % 4 == 3; /* v3 writes o in the input dtype */
     s->lse = index % 5 != 4;
     s->spread = 1.0;
-    if (pair > 0) {
+    if (pair > 0 && index < PACKED_COMMON) {
         s->mask = CAUSAL_MASKS[pair - 1].mask;
         s->window_left = CAUSAL_MASKS[pair - 1].left;
         s->window_right = CAUSAL_MASKS[pair - 1].right;
     }
+    /* Version 3's last two: both causal masks at d = 64 with a sequence of PACKED_THREE_ROWS. */
+    const bool three = index >= PACKED_COMMON;
+    if (three) {
+        s->head_dim = 64;
+        s->dtype = V2_DTYPES[index % 2];
+        s->mask = index % 2 == 0 ? FA_MASK_CAUSAL_TOP_LEFT : FA_MASK_CAUSAL_BOTTOM_RIGHT;
+    }
     const int64_t bc = flash_block_n(version, s->head_dim);
-    /* The query tile of version 3's kernel for these sequences, all shorter than
-     * FLASH3_CAUSAL_THREE_ROWS (the longest: 3 tiles of at most 192 rows, and 5). */
+    /* The query tile of version 3's kernel for these sequences: the common cases' are all
+     * shorter than FLASH3_CAUSAL_THREE_ROWS (the longest: 3 tiles of at most 192 rows, and 5). */
     _Static_assert(3 * 3 * FLASH3_BOX_ROWS + 5 < FLASH3_CAUSAL_THREE_ROWS,
-                   "the packed cases run version 3 with two consumers under a mask");
+                   "the common packed cases run version 3 with two consumers under a mask");
     const int64_t br = version == 1   ? TILE1_BR
                        : version == 2 ? flash2_br(tile2_row_elements((int)s->head_dim))
-                                      : flash3_br(flash3_consumers((int)s->head_dim, s->mask, 0));
+                                      : flash3_br(flash3_consumers((int)s->head_dim, s->mask,
+                                                                   three ? PACKED_THREE_ROWS : 0));
     const int64_t same[CAUSAL_PACKED_SEQUENCES] = {0, 1, bc - 1, bc, bc + 1, 3 * br + 5};
     const int64_t rows[CAUSAL_PACKED_SEQUENCES] = {1, br - 1, 0, br + 1, 2 * br + 3, 7};
     const int64_t keys[CAUSAL_PACKED_SEQUENCES] = {bc + 1, 0, bc, 1, bc - 1, 5 * bc + 2};
     for (int i = 0; i < CAUSAL_PACKED_SEQUENCES; ++i) {
         c.nq[i] = index % 2 == 0 ? same[i] : rows[i];
         c.nk[i] = index % 2 == 0 ? same[i] : keys[i];
+    }
+    if (three) { /* the long sequence in place of (1, 1) or (Br + 1, 1) */
+        c.nq[index % 2 == 0 ? 1 : 3] = PACKED_THREE_ROWS;
+        c.nk[index % 2 == 0 ? 1 : 3] = index % 2 == 0 ? PACKED_THREE_ROWS : PACKED_THREE_ROWS - 45;
     }
     c.row_gaps = index % 3 == 1;
     c.outside_rows = index % 3 == 2;

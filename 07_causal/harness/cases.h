@@ -19,7 +19,10 @@
 extern "C" {
 #endif
 
-/** Cases of version @p version's masked grid (as many as stage 06's grid: flash_grid_count()). */
+/**
+ * Cases of version @p version's masked grid: as many as stage 06's grid
+ * (flash_grid_count()), and version 3 two more (causal_grid_spec()).
+ */
 int causal_grid_count(int version, bool quick);
 
 /**
@@ -29,7 +32,10 @@ int causal_grid_count(int version, bool quick);
  * and (-1, 3). The grid runs through the head dimensions of one shape
  * before the next, so every shape meets every mask. Version 3, of two head
  * dimensions, takes CAUSAL_MASKS[(index / 2 + index % 2) % 6]: its shapes
- * meet two masks each, and each head dimension meets all six.
+ * meet two masks each, and each head dimension meets all six. Its last two
+ * cases are its own: causal top-left and bottom-right masks over more than
+ * FLASH3_CAUSAL_THREE_ROWS rows at d = 64, which its kernel runs with three
+ * consumers (flash3_consumers()).
  */
 flash_spec causal_grid_spec(int version, bool quick, int index);
 
@@ -45,8 +51,8 @@ typedef struct causal_packed_spec {
     bool outside_rows; /**< rows before the first sequence and after the last, of no sequence */
 } causal_packed_spec;
 
-/** How many packed cases there are (each version has as many). */
-int causal_packed_count(void);
+/** How many packed cases version @p version has: 14, and version 3 two more. */
+int causal_packed_count(int version);
 
 /**
  * Packed case @p index of version @p version. Even cases pack sequences of
@@ -59,7 +65,11 @@ int causal_packed_count(void);
  * rotate, and the layout: contiguous rows, rows with gaps (row_gaps), or
  * rows outside every sequence (outside_rows), in turn (version 3: head dims
  * 64 and 128, o in the input dtype). Each sequence's scores have their own
- * pattern and spread (causal_packed_make()).
+ * pattern and spread (causal_packed_make()). Version 3's last two cases are
+ * its own: at d = 64 under the causal top-left (even) and bottom-right (odd)
+ * masks, a sequence of FLASH3_CAUSAL_THREE_ROWS + 5 rows (of as many keys,
+ * or 45 fewer, so that its first rows see none) in place of (1, 1) or
+ * (Br + 1, 1), so that its kernel runs three consumers.
  */
 causal_packed_spec causal_packed_case(int version, int index);
 

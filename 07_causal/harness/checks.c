@@ -218,7 +218,7 @@ static bool check_version(int version, fa_impl impl, const fa_run_options *optio
         if (!ok)
             return false;
     }
-    for (int i = 0; i < causal_packed_count() && options->problem.given == 0; ++i)
+    for (int i = 0; i < causal_packed_count(version) && options->problem.given == 0; ++i)
         if (!packed_run(result, options, launcher_of(impl, version), version, i))
             return false;
     return true;

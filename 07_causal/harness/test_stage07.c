@@ -309,6 +309,36 @@ static int64_t rows_differing(const void *packed, const fa_strides *packed_strid
 }
 
 /**
+ * Version 3's own cases, the grid's last two (with and without quick) and
+ * the last two packed ones: causal masks that its kernel runs with three
+ * consumers (flash3_consumers() of the rows its grid covers).
+ */
+static void test_three_consumer_cases(fa_tests *t)
+{
+    for (int quick = 0; quick <= 1; ++quick)
+        for (int i = flash_grid_count(3, quick); i < causal_grid_count(3, quick); ++i) {
+            const flash_spec s = causal_grid_spec(3, quick, i);
+            FA_EXPECT(t, s.mask != FA_MASK_WINDOW && flash3_consumers((int)s.head_dim, s.mask, s.nq) == 3,
+                      "v3 grid case %d (quick %d): %d consumers", i, quick,
+                      flash3_consumers((int)s.head_dim, s.mask, s.nq));
+        }
+    FA_EXPECT(t, causal_grid_count(3, false) == flash_grid_count(3, false) + 2,
+              "v3's grid has %d cases of its own", causal_grid_count(3, false) - flash_grid_count(3, false));
+    int own = 0;
+    for (int i = causal_packed_count(2); i < causal_packed_count(3); ++i, ++own) {
+        causal_packed b;
+        if (!FA_EXPECT(t, causal_packed_make(&b, 3, i, 7, (uint64_t)i) == FA_OK, "v3 packed %d: %s", i,
+                       fa_last_error()))
+            continue;
+        const int consumers = flash3_consumers((int)b.call.head_dim, b.call.mask, flash_grid_rows(&b.call));
+        FA_EXPECT(t, b.call.mask != FA_MASK_NONE && b.call.mask != FA_MASK_WINDOW && consumers == 3,
+                  "v3 packed %d: %d consumers", i, consumers);
+        causal_packed_free(&b);
+    }
+    FA_EXPECT(t, own == 2, "v3 has %d packed cases of its own", own);
+}
+
+/**
  * Every packed case of each version: made, its packed call valid
  * (fa_attention_supported(), flash_check_packed_offsets()), its sequences
  * the lengths of the case, each sequence's rows, keys and values those of
@@ -318,7 +348,7 @@ static int64_t rows_differing(const void *packed, const fa_strides *packed_strid
 static void test_packed_cases(fa_tests *t)
 {
     for (int version = 1; version <= 3; ++version)
-        for (int i = 0; i < causal_packed_count(); ++i) {
+        for (int i = 0; i < causal_packed_count(version); ++i) {
             const causal_packed_spec spec = causal_packed_case(version, i);
             char name[FA_CASE_NAME];
             causal_packed_describe(&spec, i, name, sizeof name);
@@ -429,7 +459,7 @@ static void test_hopper_walk(fa_tests *t)
     flash3_limit_blocks(3);
     const fa_result r = fa_stage_check(&stage07, 25, FA_IMPL_REFERENCE, &only_v3);
     flash3_limit_blocks(0);
-    const int cases = causal_grid_count(3, false) + causal_packed_count();
+    const int cases = causal_grid_count(3, false) + causal_packed_count(3);
     FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == cases,
               "v3's M25 check in three blocks: %s: %s (%d cases, want %d)", fa_outcome_name(r.outcome),
               r.detail, r.cases, cases);
@@ -515,7 +545,7 @@ static void test_library_packed(fa_tests *t)
 {
     fa_result result = {0};
     for (int version = 1; version <= flash_library_versions(); ++version)
-        for (int i = 0; i < causal_packed_count(); ++i) {
+        for (int i = 0; i < causal_packed_count(version); ++i) {
             const causal_packed_spec spec = causal_packed_case(version, i);
             char name[FA_CASE_NAME];
             const size_t prefix = (size_t)snprintf(name, sizeof name, "v%d ", version);
@@ -706,8 +736,8 @@ static void test_packed_refusals(fa_tests *t)
 
 int main(int argc, char **argv)
 {
-    static const fa_test_fn cpu[] = {test_key_tiles, test_fixtures, test_grid, test_packed_offsets,
-                                     test_packed_cases};
+    static const fa_test_fn cpu[] = {test_key_tiles,      test_fixtures,     test_grid,
+                                     test_packed_offsets, test_packed_cases, test_three_consumer_cases};
 #if FA_HAVE_CUDA
     static const fa_test_fn gpu[] = {test_reference_checks, test_hopper_walk,    test_timing_versions,
                                      test_library_masks,    test_library_packed, test_packed_leakage,
