@@ -28,7 +28,8 @@ static const struct {
  * Version 3's dense cases past stage 06's grid: causal masks over more than
  * FLASH3_CAUSAL_THREE_ROWS rows at d = 64, which its kernel runs with three
  * consumers (flash3_consumers()); rows and keys are no multiples of the
- * tiles, and the bottom-right case's first rows see no key.
+ * tiles, and the bottom-right case's first rows see no key. Kept with quick
+ * too, which is what compute-sanitizer runs.
  */
 static const flash_spec V3_THREE_CONSUMERS[] = {
     {.batch = 1, .heads_q = 4, .heads_kv = 2, .nq = FLASH3_CAUSAL_THREE_ROWS + 52,
@@ -61,14 +62,20 @@ flash_spec causal_grid_spec(int version, bool quick, int index)
 
 /** Packed cases of every version: no mask and the six of the grid, each with two kinds of sequences. */
 enum { PACKED_COMMON = 2 * (1 + FA_COUNT_OF(CAUSAL_MASKS)) };
+/** Version 3's packed cases past PACKED_COMMON: one under each causal mask. */
+enum { PACKED_THREE_CASES = 2 };
 
 int causal_packed_count(int version)
 {
-    return PACKED_COMMON + (version == 3 ? 2 : 0);
+    return PACKED_COMMON + (version == 3 ? PACKED_THREE_CASES : 0);
 }
 
-/** The longest sequence of version 3's packed cases past PACKED_COMMON: its kernel runs three consumers. */
-enum { PACKED_THREE_ROWS = FLASH3_CAUSAL_THREE_ROWS + 5 };
+/**
+ * The longest sequence of version 3's packed cases past PACKED_COMMON: its
+ * kernel runs three consumers. Under bottom-right it has PACKED_THREE_KEYLESS
+ * keys fewer than rows, so that as many of its first rows see none.
+ */
+enum { PACKED_THREE_ROWS = FLASH3_CAUSAL_THREE_ROWS + 5, PACKED_THREE_KEYLESS = 45 };
 
 causal_packed_spec causal_packed_case(int version, int index)
 {
@@ -93,7 +100,7 @@ causal_packed_spec causal_packed_case(int version, int index)
         s->window_right = CAUSAL_MASKS[pair - 1].right;
     }
     /* Version 3's last two: both causal masks at d = 64 with a sequence of PACKED_THREE_ROWS. */
-    const bool three = index >= PACKED_COMMON;
+    const bool three = version == 3 && index >= PACKED_COMMON;
     if (three) {
         s->head_dim = 64;
         s->dtype = V2_DTYPES[index % 2];
@@ -115,9 +122,10 @@ causal_packed_spec causal_packed_case(int version, int index)
         c.nq[i] = index % 2 == 0 ? same[i] : rows[i];
         c.nk[i] = index % 2 == 0 ? same[i] : keys[i];
     }
-    if (three) { /* the long sequence in place of (1, 1) or (Br + 1, 1) */
-        c.nq[index % 2 == 0 ? 1 : 3] = PACKED_THREE_ROWS;
-        c.nk[index % 2 == 0 ? 1 : 3] = index % 2 == 0 ? PACKED_THREE_ROWS : PACKED_THREE_ROWS - 45;
+    if (three) { /* the long sequence in place of (1, 1), same[1], or (Br + 1, 1), rows[3] */
+        const int at = index % 2 == 0 ? 1 : 3;
+        c.nq[at] = PACKED_THREE_ROWS;
+        c.nk[at] = index % 2 == 0 ? PACKED_THREE_ROWS : PACKED_THREE_ROWS - PACKED_THREE_KEYLESS;
     }
     c.row_gaps = index % 3 == 1;
     c.outside_rows = index % 3 == 2;

@@ -21,7 +21,9 @@ extern "C" {
 
 /**
  * Cases of version @p version's masked grid: as many as stage 06's grid
- * (flash_grid_count()), and version 3 two more (causal_grid_spec()).
+ * (flash_grid_count()), and version 3 two more (causal_grid_spec()), which
+ * @p quick keeps although they are larger than its other cases: they are
+ * what compute-sanitizer sees of the three-consumer kernel under a mask.
  */
 int causal_grid_count(int version, bool quick);
 
@@ -55,7 +57,8 @@ typedef struct causal_packed_spec {
 int causal_packed_count(int version);
 
 /**
- * Packed case @p index of version @p version. Even cases pack sequences of
+ * Packed case @p index (0 to causal_packed_count(version) - 1) of version
+ * @p version. Even cases pack sequences of
  * as many rows as keys, 0, 1, Bc - 1, Bc, Bc + 1 and 3 Br + 5 (Br x Bc the
  * version's tile at the case's head dimension); odd cases rows and keys of
  * their own, (1, Bc + 1), (Br - 1, 0), (0, Bc), (Br + 1, 1), (2 Br + 3,
