@@ -71,7 +71,7 @@ int causal_packed_count(int version);
  * pattern and spread (causal_packed_make()). Version 3's last two cases are
  * its own: at d = 64 under the causal top-left (even) and bottom-right (odd)
  * masks, a sequence of FLASH3_CAUSAL_THREE_ROWS + 5 rows (of as many keys,
- * or 45 fewer, so that its first rows see none) in place of (1, 1) or
+ * or 140 fewer, so that its first rows see none) in place of (1, 1) or
  * (Br + 1, 1), so that its kernel runs three consumers.
  */
 causal_packed_spec causal_packed_case(int version, int index);

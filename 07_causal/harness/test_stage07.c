@@ -315,10 +315,30 @@ static int causal_bit(fa_mask mask)
 }
 
 /**
+ * Whether, of @p nq rows whose first @p keyless see no key, the rows the
+ * judge samples (flash_sample_rows()) include keyless ones of each of the
+ * three consumers of the first query tile.
+ */
+static bool keyless_in_every_consumer(int64_t nq, int64_t keyless)
+{
+    int64_t *rows = malloc((size_t)nq * sizeof *rows);
+    if (rows == NULL)
+        return false;
+    const int64_t count = flash_sample_rows(nq, rows);
+    int consumers = 0; /* a bit each */
+    for (int64_t i = 0; i < count; ++i)
+        if (rows[i] < keyless && rows[i] < 3 * FLASH3_BOX_ROWS)
+            consumers |= 1 << (rows[i] / FLASH3_BOX_ROWS);
+    free(rows);
+    return consumers == 7;
+}
+
+/**
  * Version 3's own cases, the grid's last two (with and without quick) and
  * the last two packed ones: each under a causal mask, both masks among
  * each pair, and run by its kernel with three consumers (flash3_consumers()
- * of the rows its grid covers).
+ * of the rows its grid covers); under bottom-right, every consumer has
+ * judged rows that see no key.
  */
 static void test_three_consumer_cases(fa_tests *t)
 {
@@ -331,6 +351,10 @@ static void test_three_consumer_cases(fa_tests *t)
             masks |= causal_bit(s.mask);
             FA_EXPECT(t, causal_bit(s.mask) != 0 && consumers == 3,
                       "v3 grid case %d (quick %d): mask %d, %d consumers", i, quick, (int)s.mask, consumers);
+            if (s.mask == FA_MASK_CAUSAL_BOTTOM_RIGHT)
+                FA_EXPECT(t, keyless_in_every_consumer(s.nq, s.nq - s.nk),
+                          "v3 grid case %d (quick %d): %lld keyless rows of %lld miss a consumer", i, quick,
+                          (long long)(s.nq - s.nk), (long long)s.nq);
         }
         FA_EXPECT(t, causal_grid_count(3, quick) == first + 2 && masks == 3,
                   "v3's grid (quick %d) has %d cases of its own, masks %d", quick,
@@ -347,6 +371,14 @@ static void test_three_consumer_cases(fa_tests *t)
         masks |= causal_bit(b.call.mask);
         FA_EXPECT(t, causal_bit(b.call.mask) != 0 && consumers == 3, "v3 packed %d: mask %d, %d consumers", i,
                   (int)b.call.mask, consumers);
+        const causal_packed_spec spec = causal_packed_case(3, i);
+        int longest = 0;
+        for (int j = 1; j < spec.count; ++j)
+            longest = spec.nq[j] > spec.nq[longest] ? j : longest;
+        if (b.call.mask == FA_MASK_CAUSAL_BOTTOM_RIGHT)
+            FA_EXPECT(t, keyless_in_every_consumer(spec.nq[longest], spec.nq[longest] - spec.nk[longest]),
+                      "v3 packed %d: %lld keyless rows of %lld miss a consumer", i,
+                      (long long)(spec.nq[longest] - spec.nk[longest]), (long long)spec.nq[longest]);
         causal_packed_free(&b);
     }
     FA_EXPECT(t, own == 2 && masks == 3, "v3 has %d packed cases of its own, masks %d", own, masks);
