@@ -121,6 +121,19 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE int tile2_offset(int row, int col, int
     return row * d_pad + chunk * TILE2_CHUNK + col % TILE2_CHUNK;
 }
 
+/**
+ * Chunks of a row that tile2_offset() permutes among themselves: 8 where
+ * d_pad is a multiple of 64, else 4. A chunk stays in its aligned group, and
+ * the pattern repeats every 8 rows, so tile2_offset(row + 8 a, (c + b G) 8)
+ * = tile2_offset(row, c 8) + 8 a d_pad + b G 8 for c < G = this group: an
+ * ldmatrix lane's addresses along a row are a few per-lane values plus
+ * constants (tile2_lane_addresses()).
+ */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int tile2_swizzle_group(int d_pad)
+{
+    return d_pad % 64 == 0 ? 8 : 4;
+}
+
 /** Shared memory of a level-2 block: the Q tile and TILE2_STAGES K and V tiles of 16-bit elements. */
 static inline FA_CONSTEXPR FA_HOST_DEVICE size_t tile2_shared_bytes(int d_pad)
 {

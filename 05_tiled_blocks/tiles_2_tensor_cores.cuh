@@ -78,6 +78,39 @@ static __device__ __forceinline__ void tile2_load_async(T *tile, const T *src, i
     }
 }
 
+/** Chunk pairs (2 kk, 2 kk + 1) of a swizzle group: the per-lane addresses ldmatrix needs along a row. */
+template <int D_PAD>
+__host__ __device__ constexpr int tile2_pairs()
+{
+    return tile2_swizzle_group(D_PAD) / 2;
+}
+
+/**
+ * The shared addresses of chunks 2 j + @p half (j < tile2_pairs()) of row
+ * @p row of @p tile: one lane's ldmatrix rows. Taken once, they give every
+ * address of the k loop as one of them plus a constant
+ * (tile2_lane_address()), an immediate of the ldmatrix instruction, where
+ * tile2_offset() per ldmatrix costs a few integer instructions each.
+ */
+template <int D_PAD, typename T>
+static __device__ __forceinline__ void tile2_lane_addresses(uint32_t (&at)[tile2_pairs<D_PAD>()], const T *tile,
+                                                            int row, int half)
+{
+#pragma unroll
+    for (int j = 0; j < tile2_pairs<D_PAD>(); ++j)
+        at[j] = shared_address(tile + tile2_offset(row, (2 * j + half) * TILE2_CHUNK, D_PAD));
+}
+
+/** The address of chunk 2 @p kk + half of the row @p rows (a multiple of 8) below @p at's (tile2_swizzle_group()). */
+template <int D_PAD, typename T>
+static __device__ __forceinline__ uint32_t tile2_lane_address(const uint32_t (&at)[tile2_pairs<D_PAD>()], int kk,
+                                                              int rows)
+{
+    constexpr int PAIRS = tile2_pairs<D_PAD>();
+    return at[kk % PAIRS] +
+           (uint32_t)(((kk / PAIRS) * 2 * PAIRS * TILE2_CHUNK + rows * D_PAD) * (int)sizeof(T));
+}
+
 /**
  * M18: the raw scores of the warp's MT x 16 rows (from tile row
  * @p warp_row0) against the NT x 8 keys of the tile, s = Q K^T, in MT x NT
@@ -102,20 +135,21 @@ static __device__ __forceinline__ void tile2_scores(float s[MT][NT][4], const T 
 #pragma unroll
             for (int e = 0; e < 4; ++e)
                 s[i][n][e] = 0.0f;
+    /* Q: lanes 0-15 rows 0-15 at chunk 2 kk, lanes 16-31 at 2 kk + 1; K: key lane % 8 + 8 (lane / 16),
+     * chunk 2 kk + (lane / 8) % 2. */
+    uint32_t q_at[tile2_pairs<D_PAD>()], k_at[tile2_pairs<D_PAD>()];
+    tile2_lane_addresses<D_PAD>(q_at, q_tile, warp_row0 + lane % 16, lane / 16);
+    tile2_lane_addresses<D_PAD>(k_at, k_tile, lane % 8 + 8 * (lane / 16), (lane / 8) % 2);
 #pragma unroll
     for (int kk = 0; kk < D_PAD / 16; ++kk) {
         uint32_t a[MT][4];
 #pragma unroll
         for (int i = 0; i < MT; ++i)
-            ldmatrix_x4(a[i], shared_address(q_tile + tile2_offset(warp_row0 + 16 * i + lane % 16,
-                                                                  (2 * kk + lane / 16) * TILE2_CHUNK,
-                                                                  D_PAD)));
+            ldmatrix_x4(a[i], tile2_lane_address<D_PAD, T>(q_at, kk, 16 * i));
 #pragma unroll
         for (int np = 0; np < NT / 2; ++np) {
             uint32_t b[4];
-            const int key = 16 * np + lane % 8 + 8 * (lane / 16);
-            const int chunk = 2 * kk + (lane / 8) % 2;
-            ldmatrix_x4(b, shared_address(k_tile + tile2_offset(key, chunk * TILE2_CHUNK, D_PAD)));
+            ldmatrix_x4(b, tile2_lane_address<D_PAD, T>(k_at, kk, 16 * np));
 #pragma unroll
             for (int i = 0; i < MT; ++i) {
                 tile2_mma(T(), s[i][2 * np], a[i], &b[0]);
@@ -267,6 +301,9 @@ static __device__ __forceinline__ void tile2_accumulate_pv(float o[MT][D_PAD / 8
     static_assert(NT % 2 == 0, "P V consumes the keys 16 at a time (k of m16n8k16)");
     const int lane = threadIdx.x % FA_WARP_THREADS;
     tile2_rescale<D_PAD, MT>(o, alpha);
+    /* V: key lane % 16 of each 16, chunk 2 dp + lane / 16. */
+    uint32_t v_at[tile2_pairs<D_PAD>()];
+    tile2_lane_addresses<D_PAD>(v_at, v_tile, lane % 16, lane / 16);
 #pragma unroll
     for (int kk = 0; kk < NT / 2; ++kk) {
         uint32_t a[MT][4];
@@ -276,9 +313,7 @@ static __device__ __forceinline__ void tile2_accumulate_pv(float o[MT][D_PAD / 8
 #pragma unroll
         for (int dp = 0; dp < D_PAD / 16; ++dp) {
             uint32_t b[4];
-            const int key = 16 * kk + lane % 16;
-            const int col = (2 * dp + lane / 16) * TILE2_CHUNK;
-            ldmatrix_x4_trans(b, shared_address(v_tile + tile2_offset(key, col, D_PAD)));
+            ldmatrix_x4_trans(b, tile2_lane_address<D_PAD, T>(v_at, dp, 16 * kk));
 #pragma unroll
             for (int i = 0; i < MT; ++i) {
                 tile2_mma(T(), o[i][2 * dp], a[i], &b[0]);

@@ -459,6 +459,19 @@ static void test_swizzle(fa_tests *t)
         FA_EXPECT(t, permutes, "d_pad %d: tile2_offset() must permute each row's elements, chunks whole",
                   d_pad);
 
+        /* What tile2_lane_address() builds on: chunk c + b G of row r + 8 a is chunk c < G of row r
+         * moved by constants (G = tile2_swizzle_group()). */
+        const int group = tile2_swizzle_group(d_pad);
+        int moved = 0;
+        for (int row = 0; row + 8 < ROWS; ++row)
+            for (int chunk = 0; chunk < chunks; ++chunk) {
+                const int c = chunk % group, b = chunk / group;
+                moved += tile2_offset(row + 8, chunk * TILE2_CHUNK, d_pad) !=
+                             tile2_offset(row, c * TILE2_CHUNK, d_pad) + 8 * d_pad + b * group * TILE2_CHUNK;
+            }
+        FA_EXPECT(t, moved == 0, "d_pad %d: %d chunks are not a group's chunk moved by constants", d_pad,
+                  moved);
+
         int ldmatrix = 0;
         for (int row0 = 0; row0 < ROWS; row0 += 8)
             for (int chunk = 0; chunk < chunks; ++chunk) {
