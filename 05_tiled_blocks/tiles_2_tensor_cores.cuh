@@ -78,9 +78,9 @@ static __device__ __forceinline__ void tile2_load_async(T *tile, const T *src, i
     }
 }
 
-/** Chunk pairs (2 kk, 2 kk + 1) of a swizzle group: the per-lane addresses ldmatrix needs along a row. */
+/** Chunk pairs (2 j, 2 j + 1) of a swizzle group: the per-lane addresses ldmatrix needs along a row. */
 template <int D_PAD>
-__host__ __device__ constexpr int tile2_pairs()
+static __host__ __device__ constexpr int tile2_pairs()
 {
     return tile2_swizzle_group(D_PAD) / 2;
 }
@@ -93,22 +93,24 @@ __host__ __device__ constexpr int tile2_pairs()
  * tile2_offset() per ldmatrix costs a few integer instructions each.
  */
 template <int D_PAD, typename T>
-static __device__ __forceinline__ void tile2_lane_addresses(uint32_t (&at)[tile2_pairs<D_PAD>()], const T *tile,
-                                                            int row, int half)
+static __device__ __forceinline__ void tile2_lane_addresses(uint32_t (&at)[tile2_pairs<D_PAD>()],
+                                                            const T *tile, int row, int half)
 {
 #pragma unroll
     for (int j = 0; j < tile2_pairs<D_PAD>(); ++j)
         at[j] = shared_address(tile + tile2_offset(row, (2 * j + half) * TILE2_CHUNK, D_PAD));
 }
 
-/** The address of chunk 2 @p kk + half of the row @p rows (a multiple of 8) below @p at's (tile2_swizzle_group()). */
+/**
+ * The address of chunk 2 @p pair + h (h the half given to
+ * tile2_lane_addresses()) of the row @p rows (a multiple of 8) below
+ * @p at's row.
+ */
 template <int D_PAD, typename T>
-static __device__ __forceinline__ uint32_t tile2_lane_address(const uint32_t (&at)[tile2_pairs<D_PAD>()], int kk,
-                                                              int rows)
+static __device__ __forceinline__ uint32_t tile2_lane_address(const uint32_t (&at)[tile2_pairs<D_PAD>()],
+                                                              int pair, int rows)
 {
-    constexpr int PAIRS = tile2_pairs<D_PAD>();
-    return at[kk % PAIRS] +
-           (uint32_t)(((kk / PAIRS) * 2 * PAIRS * TILE2_CHUNK + rows * D_PAD) * (int)sizeof(T));
+    return at[pair % tile2_pairs<D_PAD>()] + (uint32_t)(tile2_pair_step(pair, rows, D_PAD) * (int)sizeof(T));
 }
 
 /**
@@ -135,8 +137,7 @@ static __device__ __forceinline__ void tile2_scores(float s[MT][NT][4], const T 
 #pragma unroll
             for (int e = 0; e < 4; ++e)
                 s[i][n][e] = 0.0f;
-    /* Q: lanes 0-15 rows 0-15 at chunk 2 kk, lanes 16-31 at 2 kk + 1; K: key lane % 8 + 8 (lane / 16),
-     * chunk 2 kk + (lane / 8) % 2. */
+    /* The lanes' rows and halves, as above. */
     uint32_t q_at[tile2_pairs<D_PAD>()], k_at[tile2_pairs<D_PAD>()];
     tile2_lane_addresses<D_PAD>(q_at, q_tile, warp_row0 + lane % 16, lane / 16);
     tile2_lane_addresses<D_PAD>(k_at, k_tile, lane % 8 + 8 * (lane / 16), (lane / 8) % 2);
@@ -301,7 +302,7 @@ static __device__ __forceinline__ void tile2_accumulate_pv(float o[MT][D_PAD / 8
     static_assert(NT % 2 == 0, "P V consumes the keys 16 at a time (k of m16n8k16)");
     const int lane = threadIdx.x % FA_WARP_THREADS;
     tile2_rescale<D_PAD, MT>(o, alpha);
-    /* V: key lane % 16 of each 16, chunk 2 dp + lane / 16. */
+    /* V: key lane % 16 of each 16, chunk 2 dp + lane / 16 (ldmatrix.trans, below). */
     uint32_t v_at[tile2_pairs<D_PAD>()];
     tile2_lane_addresses<D_PAD>(v_at, v_tile, lane % 16, lane / 16);
 #pragma unroll

@@ -459,18 +459,21 @@ static void test_swizzle(fa_tests *t)
         FA_EXPECT(t, permutes, "d_pad %d: tile2_offset() must permute each row's elements, chunks whole",
                   d_pad);
 
-        /* What tile2_lane_address() builds on: chunk c + b G of row r + 8 a is chunk c < G of row r
-         * moved by constants (G = tile2_swizzle_group()). */
-        const int group = tile2_swizzle_group(d_pad);
-        int moved = 0;
-        for (int row = 0; row + 8 < ROWS; ++row)
-            for (int chunk = 0; chunk < chunks; ++chunk) {
-                const int c = chunk % group, b = chunk / group;
-                moved += tile2_offset(row + 8, chunk * TILE2_CHUNK, d_pad) !=
-                             tile2_offset(row, c * TILE2_CHUNK, d_pad) + 8 * d_pad + b * group * TILE2_CHUNK;
-            }
-        FA_EXPECT(t, moved == 0, "d_pad %d: %d chunks are not a group's chunk moved by constants", d_pad,
-                  moved);
+        /* tile2_lane_address() as the blocks call it: a lane's row r0 < 16 and half h, chunk
+         * 2 pair + h of the row rows below (a multiple of 16), from its address of chunk
+         * 2 (pair mod P) + h of row r0. */
+        const int pairs = tile2_swizzle_group(d_pad) / 2;
+        int mismatched = 0;
+        for (int r0 = 0; r0 < 16; ++r0)
+            for (int half = 0; half < 2; ++half)
+                for (int pair = 0; pair < d_pad / 16; ++pair)
+                    for (int rows = 0; r0 + rows < ROWS; rows += 16)
+                        mismatched +=
+                            tile2_offset(r0 + rows, (2 * pair + half) * TILE2_CHUNK, d_pad) !=
+                            tile2_offset(r0, (2 * (pair % pairs) + half) * TILE2_CHUNK, d_pad) +
+                                tile2_pair_step(pair, rows, d_pad);
+        FA_EXPECT(t, mismatched == 0, "d_pad %d: %d ldmatrix addresses are not a lane's address plus "
+                  "tile2_pair_step()", d_pad, mismatched);
 
         int ldmatrix = 0;
         for (int row0 = 0; row0 < ROWS; row0 += 8)

@@ -25,21 +25,28 @@ static const struct {
 };
 
 /**
+ * Rows that see no key at the start of version 3's bottom-right cases of
+ * three consumers, dense and packed: all of the first query tile's first
+ * and second consumer's rows and some of the third's, among them rows the
+ * judge reads of each (a dense call's sample, flash_sample_rows(); a packed
+ * sequence's every row).
+ */
+enum { THREE_KEYLESS = 140 };
+
+/**
  * Version 3's dense cases past stage 06's grid: causal masks over more than
  * FLASH3_CAUSAL_THREE_ROWS rows at d = 64, which its kernel runs with three
  * consumers (flash3_consumers()); rows and keys are no multiples of the
- * tiles, and the bottom-right case's first 140 rows see no key: all of the
- * first consumer's and the second's, and some of the third's, rows that
- * the judge samples. Kept with quick too, which is what compute-sanitizer
- * runs.
+ * tiles, and the bottom-right case's first THREE_KEYLESS rows see no key.
+ * Kept with quick too, which is what compute-sanitizer runs.
  */
 static const flash_spec V3_THREE_CONSUMERS[] = {
     {.batch = 1, .heads_q = 4, .heads_kv = 2, .nq = FLASH3_CAUSAL_THREE_ROWS + 52,
      .nk = FLASH3_CAUSAL_THREE_ROWS + 29, .head_dim = 64, .dtype = FA_BF16, .layout = FLASH_BNHD,
      .lse = true, .scores = FLASH_SCORES_RISING, .spread = 3.0, .mask = FA_MASK_CAUSAL_TOP_LEFT},
     {.batch = 2, .heads_q = 2, .heads_kv = 1, .nq = FLASH3_CAUSAL_THREE_ROWS + 29,
-     .nk = FLASH3_CAUSAL_THREE_ROWS - 111, .head_dim = 64, .dtype = FA_F16, .layout = FLASH_BHND,
-     .padded = true, .lse = true, .scores = FLASH_SCORES_LATE_MAX, .spread = 1.0,
+     .nk = FLASH3_CAUSAL_THREE_ROWS + 29 - THREE_KEYLESS, .head_dim = 64, .dtype = FA_F16,
+     .layout = FLASH_BHND, .padded = true, .lse = true, .scores = FLASH_SCORES_LATE_MAX, .spread = 1.0,
      .mask = FA_MASK_CAUSAL_BOTTOM_RIGHT},
 };
 
@@ -74,11 +81,10 @@ int causal_packed_count(int version)
 
 /**
  * The longest sequence of version 3's packed cases past PACKED_COMMON: its
- * kernel runs three consumers. Under bottom-right it has PACKED_THREE_KEYLESS
- * keys fewer than rows, so that as many of its first rows see none: those
- * of two consumers and some of the third's.
+ * kernel runs three consumers. Under bottom-right it has THREE_KEYLESS keys
+ * fewer than rows, so that as many of its first rows see none.
  */
-enum { PACKED_THREE_ROWS = FLASH3_CAUSAL_THREE_ROWS + 5, PACKED_THREE_KEYLESS = 140 };
+enum { PACKED_THREE_ROWS = FLASH3_CAUSAL_THREE_ROWS + 5 };
 
 causal_packed_spec causal_packed_case(int version, int index)
 {
@@ -128,7 +134,7 @@ causal_packed_spec causal_packed_case(int version, int index)
     if (three) { /* the long sequence in place of (1, 1), same[1], or (Br + 1, 1), rows[3] */
         const int at = index % 2 == 0 ? 1 : 3;
         c.nq[at] = PACKED_THREE_ROWS;
-        c.nk[at] = index % 2 == 0 ? PACKED_THREE_ROWS : PACKED_THREE_ROWS - PACKED_THREE_KEYLESS;
+        c.nk[at] = index % 2 == 0 ? PACKED_THREE_ROWS : PACKED_THREE_ROWS - THREE_KEYLESS;
     }
     c.row_gaps = index % 3 == 1;
     c.outside_rows = index % 3 == 2;
