@@ -134,15 +134,20 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE int tile2_swizzle_group(int d_pad)
     return d_pad % 64 == 0 ? 8 : 4;
 }
 
+/** Chunk pairs (2 j, 2 j + 1) of a swizzle group: the per-lane addresses ldmatrix needs along a row. */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int tile2_swizzle_pairs(int d_pad)
+{
+    return tile2_swizzle_group(d_pad) / 2;
+}
+
 /**
  * Elements from chunk 2 (@p pair mod P) + h of a row to chunk 2 @p pair + h
  * of the row @p rows (a multiple of 8) below, for either h (0 or 1), where
- * P = tile2_swizzle_group() / 2: the constant tile2_lane_address() adds.
+ * P = tile2_swizzle_pairs(): the constant tile2_lane_address() adds.
  */
 static inline FA_CONSTEXPR FA_HOST_DEVICE int tile2_pair_step(int pair, int rows, int d_pad)
 {
-    const int pairs = tile2_swizzle_group(d_pad) / 2;
-    return pair / pairs * 2 * pairs * TILE2_CHUNK + rows * d_pad;
+    return pair / tile2_swizzle_pairs(d_pad) * tile2_swizzle_group(d_pad) * TILE2_CHUNK + rows * d_pad;
 }
 
 /** Shared memory of a level-2 block: the Q tile and TILE2_STAGES K and V tiles of 16-bit elements. */

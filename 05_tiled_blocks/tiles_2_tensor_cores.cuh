@@ -78,26 +78,19 @@ static __device__ __forceinline__ void tile2_load_async(T *tile, const T *src, i
     }
 }
 
-/** Chunk pairs (2 j, 2 j + 1) of a swizzle group: the per-lane addresses ldmatrix needs along a row. */
-template <int D_PAD>
-static __host__ __device__ constexpr int tile2_pairs()
-{
-    return tile2_swizzle_group(D_PAD) / 2;
-}
-
 /**
- * The shared addresses of chunks 2 j + @p half (j < tile2_pairs()) of row
- * @p row of @p tile: one lane's ldmatrix rows. Taken once, they give every
- * address of the k loop as one of them plus a constant
+ * The shared addresses of chunks 2 j + @p half (j < tile2_swizzle_pairs())
+ * of row @p row of @p tile: one lane's ldmatrix rows. Taken once, they give
+ * every address of the k loop as one of them plus a constant
  * (tile2_lane_address()), an immediate of the ldmatrix instruction, where
  * tile2_offset() per ldmatrix costs a few integer instructions each.
  */
 template <int D_PAD, typename T>
-static __device__ __forceinline__ void tile2_lane_addresses(uint32_t (&at)[tile2_pairs<D_PAD>()],
+static __device__ __forceinline__ void tile2_lane_addresses(uint32_t (&at)[tile2_swizzle_pairs(D_PAD)],
                                                             const T *tile, int row, int half)
 {
 #pragma unroll
-    for (int j = 0; j < tile2_pairs<D_PAD>(); ++j)
+    for (int j = 0; j < tile2_swizzle_pairs(D_PAD); ++j)
         at[j] = shared_address(tile + tile2_offset(row, (2 * j + half) * TILE2_CHUNK, D_PAD));
 }
 
@@ -107,10 +100,11 @@ static __device__ __forceinline__ void tile2_lane_addresses(uint32_t (&at)[tile2
  * @p at's row.
  */
 template <int D_PAD, typename T>
-static __device__ __forceinline__ uint32_t tile2_lane_address(const uint32_t (&at)[tile2_pairs<D_PAD>()],
+static __device__ __forceinline__ uint32_t tile2_lane_address(const uint32_t (&at)[tile2_swizzle_pairs(D_PAD)],
                                                               int pair, int rows)
 {
-    return at[pair % tile2_pairs<D_PAD>()] + (uint32_t)(tile2_pair_step(pair, rows, D_PAD) * (int)sizeof(T));
+    return at[pair % tile2_swizzle_pairs(D_PAD)] +
+           (uint32_t)(tile2_pair_step(pair, rows, D_PAD) * (int)sizeof(T));
 }
 
 /**
@@ -138,7 +132,7 @@ static __device__ __forceinline__ void tile2_scores(float s[MT][NT][4], const T 
             for (int e = 0; e < 4; ++e)
                 s[i][n][e] = 0.0f;
     /* The lanes' rows and halves, as above. */
-    uint32_t q_at[tile2_pairs<D_PAD>()], k_at[tile2_pairs<D_PAD>()];
+    uint32_t q_at[tile2_swizzle_pairs(D_PAD)], k_at[tile2_swizzle_pairs(D_PAD)];
     tile2_lane_addresses<D_PAD>(q_at, q_tile, warp_row0 + lane % 16, lane / 16);
     tile2_lane_addresses<D_PAD>(k_at, k_tile, lane % 8 + 8 * (lane / 16), (lane / 8) % 2);
 #pragma unroll
@@ -303,7 +297,7 @@ static __device__ __forceinline__ void tile2_accumulate_pv(float o[MT][D_PAD / 8
     const int lane = threadIdx.x % FA_WARP_THREADS;
     tile2_rescale<D_PAD, MT>(o, alpha);
     /* V: key lane % 16 of each 16, chunk 2 dp + lane / 16 (ldmatrix.trans, below). */
-    uint32_t v_at[tile2_pairs<D_PAD>()];
+    uint32_t v_at[tile2_swizzle_pairs(D_PAD)];
     tile2_lane_addresses<D_PAD>(v_at, v_tile, lane % 16, lane / 16);
 #pragma unroll
     for (int kk = 0; kk < NT / 2; ++kk) {

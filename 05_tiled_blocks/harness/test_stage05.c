@@ -462,7 +462,7 @@ static void test_swizzle(fa_tests *t)
         /* tile2_lane_address() as the blocks call it: a lane's row r0 < 16 and half h, chunk
          * 2 pair + h of the row rows below (a multiple of 16), from its address of chunk
          * 2 (pair mod P) + h of row r0. */
-        const int pairs = tile2_swizzle_group(d_pad) / 2;
+        const int pairs = tile2_swizzle_pairs(d_pad);
         int mismatched = 0;
         for (int r0 = 0; r0 < 16; ++r0)
             for (int half = 0; half < 2; ++half)
