@@ -54,12 +54,16 @@
  * row divide THREADS, each thread copies the chunks a flat loop over
  * threadIdx.x, threadIdx.x + THREADS, ... would give it.) Chunks of rows
  * past @p rows_valid, or past d in a row, are zero-filled by the copy itself
- * (source size 0), so the tail needs no second pass. The copies are
+ * (source size 0), so the tail needs no second pass. With ROW_BOUND =
+ * false the caller promises that every row lies in the source (rows_valid
+ * = rows), and a chunk costs no compare at all: the fused kernel walks its
+ * key tiles so that only the first one copied can end early
+ * (flash_2_tensor_cores.cuh). The copies are
  * asynchronous: the caller commits them (cp_async_commit()), waits
  * (cp_async_wait<>()) and passes a __syncthreads() before any thread reads
  * the tile. Called by every thread of a block of @p THREADS threads.
  */
-template <int D_PAD, int THREADS, typename T>
+template <int D_PAD, int THREADS, bool ROW_BOUND = true, typename T>
 static __device__ __forceinline__ void tile2_load_async(T *tile, const T *src, int64_t src_stride,
                                                         int rows_valid, int rows, int d)
 {
@@ -70,11 +74,17 @@ static __device__ __forceinline__ void tile2_load_async(T *tile, const T *src, i
     const int first_row = threadIdx.x / CHUNKS;
     if (first_row >= ROWS_PER_PASS) /* THREADS not a multiple of CHUNKS: no chunk left here */
         return;
-    const T *from = src + first_row * src_stride + col;
+    /* A chunk past d reads nothing; its source is the row's start, a valid address all the same. */
+    const bool in_row = col < d;
+    const T *from = src + first_row * src_stride + (in_row ? col : 0);
     for (int row = first_row; row < rows; row += ROWS_PER_PASS, from += ROWS_PER_PASS * src_stride) {
-        const bool inside = row < rows_valid && col < d;
-        cp_async_16(shared_address(tile + tile2_offset(row, col, D_PAD)), inside ? from : src,
-                    inside ? 16 : 0); /* src: any valid address when nothing is read */
+        const uint32_t to = shared_address(tile + tile2_offset(row, col, D_PAD));
+        if (ROW_BOUND) {
+            const bool inside = in_row && row < rows_valid;
+            cp_async_16(to, inside ? from : src, inside ? 16 : 0); /* src: valid when nothing is read */
+        } else {
+            cp_async_16(to, from, in_row ? 16 : 0);
+        }
     }
 }
 

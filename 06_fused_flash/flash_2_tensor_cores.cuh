@@ -5,16 +5,19 @@
  *
  * One block of FLASH2_WARPS warps per (query tile, head, batch). The block
  * loads its Q tile once, then walks the key tiles its rows see (M25 of
- * \ref stage07; every tile with no mask) with one K and one V tile in shared
- * memory, overlapping each copy with the work that does not need it:
+ * \ref stage07; every tile with no mask) from the last to the first, with
+ * one K and one V tile in shared memory, overlapping each copy with the work
+ * that does not need it:
  *
- *   wait K_t, barrier | start V_t | S = Q K_t^T, (mask), rowmax, exp, rowsum
- *   wait V_t, barrier | start K_(t+1) | O = alpha O + P V_t
+ *   wait K_t, barrier | start V_t | S = Q K_t^T, (mask)
+ *   wait V_t, barrier | start K_(t-1) | rowmax, exp, rowsum, O = alpha O + P V_t
  *
- * so V_t arrives while the scores and the softmax are computed, and K_(t+1)
- * while P V_t is. S and P never leave the registers. At the end O is divided
- * by l, rounded to the output type and written through shared memory with
- * 16-byte stores, and lse = scale m + ln l.
+ * so V_t arrives while the scores are computed, and K_(t-1) while the
+ * softmax and P V_t are (FlashAttention-2's order). Walked from the last,
+ * the only tile that may end before BC keys (at nk) is the first one copied,
+ * so every later copy needs no row bound. S and P never leave the
+ * registers. At the end O is divided by l, rounded to the output type and
+ * written through shared memory with 16-byte stores, and lse = scale m + ln l.
  *
  * Tile shapes per head dimension (FLASH2_* in flash.h): D_PAD 32 and 64:
  * 128 x 128, 96 and 128: 128 x 64 (two m16 fragments per warp, each K and V
@@ -60,9 +63,9 @@ flash2_kernel(fa_attention_params p, float scale)
 
     tile2_load_async<D_PAD, FLASH2_THREADS>(q_tile, q, p.q_strides.row, rows_valid, BR, d);
     if (tiles.begin < tiles.end) {
-        const int64_t first = tiles.begin * BC;
-        tile2_load_async<D_PAD, FLASH2_THREADS>(k_tile, k + first * p.k_strides.row,
-                                                p.k_strides.row, fa_tile_rows(seq.nk, first, BC),
+        const int64_t last = (tiles.end - 1) * BC;
+        tile2_load_async<D_PAD, FLASH2_THREADS>(k_tile, k + last * p.k_strides.row,
+                                                p.k_strides.row, fa_tile_rows(seq.nk, last, BC),
                                                 BC, d);
     }
     cp_async_commit();
@@ -83,32 +86,34 @@ flash2_kernel(fa_attention_params p, float scale)
     }
     const int warp_row0 = warp * TILE2_WARP_ROWS * MT;
 
-    for (int64_t t = tiles.begin; t < tiles.end; ++t) {
+    for (int64_t t = tiles.end - 1; t >= tiles.begin; --t) {
         const int64_t key0 = t * BC;
-        const int valid = fa_tile_rows(seq.nk, key0, BC);
         cp_async_wait<0>();
-        __syncthreads(); /* K_t (and Q) landed; every warp is done with V_(t-1) */
-        tile2_load_async<D_PAD, FLASH2_THREADS>(v_tile, v + key0 * p.v_strides.row,
-                                                p.v_strides.row, valid, BC, d);
+        __syncthreads(); /* K_t (and Q) landed; every warp is done with V_(t+1) */
+        if (t == tiles.end - 1) /* the one tile that may end at nk */
+            tile2_load_async<D_PAD, FLASH2_THREADS>(v_tile, v + key0 * p.v_strides.row,
+                                                    p.v_strides.row, fa_tile_rows(seq.nk, key0, BC),
+                                                    BC, d);
+        else
+            tile2_load_async<D_PAD, FLASH2_THREADS, false>(v_tile, v + key0 * p.v_strides.row,
+                                                           p.v_strides.row, BC, BC, d);
         cp_async_commit();
 
         float s[MT][NT][4], m_new[MT][2], alpha[MT][2];
         tile2_scores<D_PAD, MT, NT>(s, q_tile, k_tile, warp_row0);
         if (causal_tile_masked(tiles, t)) /* the band made again, not held in the loop */
             causal2_mask<MT, NT>(s, flash_sequence_band(p, seq), row0 + warp_row0, key0, seq.nk);
-        tile2_rowmax<MT, NT>(s, m, m_new);
-        tile2_exp<MT, NT>(s, m, m_new, c, alpha);
-        tile2_rowsum<MT, NT>(l, alpha, s);
 
         cp_async_wait<0>();
         __syncthreads(); /* V_t landed; every warp is done with K_t */
-        if (t + 1 < tiles.end) {
-            const int64_t next = key0 + BC;
-            tile2_load_async<D_PAD, FLASH2_THREADS>(k_tile, k + next * p.k_strides.row,
-                                                    p.k_strides.row,
-                                                    fa_tile_rows(seq.nk, next, BC), BC, d);
+        if (t > tiles.begin) {
+            tile2_load_async<D_PAD, FLASH2_THREADS, false>(k_tile, k + (key0 - BC) * p.k_strides.row,
+                                                           p.k_strides.row, BC, BC, d);
             cp_async_commit();
         }
+        tile2_rowmax<MT, NT>(s, m, m_new);
+        tile2_exp<MT, NT>(s, m, m_new, c, alpha);
+        tile2_rowsum<MT, NT>(l, alpha, s);
         tile2_accumulate_pv<D_PAD, MT, NT>(o, alpha, s, v_tile);
 #pragma unroll
         for (int i = 0; i < MT; ++i)

@@ -71,22 +71,22 @@ FA_TODO_VERSION(23, 2); /* delete this line when your M23 version 2 is written *
  * FA_LOG2E_F) and rows_valid = min(BR, nq - row0) (fa_tile_rows()), key tiles T = ceil(nk / BC):
  *
  *   copy Q (rows_valid of BR rows) into q_tile                     tile2_load_async<D_PAD, FLASH2_THREADS>
- *   if T > 0: copy K_0 (min(BC, nk) rows) into k_tile
- *   cp_async_commit()                                              group "Q, K_0"
+ *   if T > 0: copy K_(T-1) (nk - (T - 1) BC rows) into k_tile       the LAST key tile first
+ *   cp_async_commit()                                              group "Q, K_(T-1)"
  *   m = -inf, l = 0, o = 0                                         [MT][2], [MT][2], [MT][D_PAD / 8][4]
- *   for t = 0 .. T - 1, key0 = t BC, valid = min(BC, nk - key0):
- *    (1) cp_async_wait<0>()      this thread's copies of K_t (and, at t = 0, Q) have landed
+ *   for t = T - 1 down to 0, key0 = t BC, valid = min(BC, nk - key0):
+ *    (1) cp_async_wait<0>()      this thread's copies of K_t (and, at t = T - 1, Q) have landed
  *    (2) __syncthreads()         so have every thread's: K_t is whole. And every warp has
- *                                finished P V_(t-1): v_tile may be overwritten
- *        copy V_t into v_tile; cp_async_commit()                   V_t in flight ...
+ *                                finished P V_(t+1): v_tile may be overwritten
+ *        copy V_t (valid rows) into v_tile; cp_async_commit()      V_t in flight ...
  *        tile2_scores<D_PAD, MT, NT>(s, q_tile, k_tile, warp_row0) ... while S = Q K_t^T
- *        if key0 + BC > nk: tile2_mask_keys<MT, NT>(s, key0, nk)   (only the last tile)
- *        tile2_rowmax, tile2_exp, tile2_rowsum                     ... and the softmax run
+ *        if key0 + BC > nk: tile2_mask_keys<MT, NT>(s, key0, nk)   (only t = T - 1)
  *    (3) cp_async_wait<0>()      this thread's copies of V_t have landed
  *    (4) __syncthreads()         V_t is whole. And every warp has finished its scores:
  *                                k_tile may be overwritten
- *        if t + 1 < T: copy K_(t+1) into k_tile; cp_async_commit() K_(t+1) in flight ...
- *        tile2_accumulate_pv<D_PAD, MT, NT>(o, alpha, s, v_tile)  ... while O = alpha O + P V_t
+ *        if t > 0: copy K_(t-1) (BC rows) into k_tile; commit       K_(t-1) in flight ...
+ *        tile2_rowmax, tile2_exp, tile2_rowsum                     ... while the softmax
+ *        tile2_accumulate_pv<D_PAD, MT, NT>(o, alpha, s, v_tile)  and O = alpha O + P V_t run
  *        m = m_new
  *   cp_async_wait<0>()           nothing may still land once the space is reused (the Q copy, when T = 0)
  *   tile2_normalise<D_PAD, MT>(o, m, l, scale, lse)
@@ -114,9 +114,15 @@ FA_TODO_VERSION(23, 2); /* delete this line when your M23 version 2 is written *
  * never for the copy just issued, which is still in flight. Each barrier does
  * two jobs: it publishes the tile that landed (read after write) and it
  * tells that the other tile's buffer is no longer read (write after read), so
- * the copy issued right after it may overwrite that buffer. FlashAttention-2
- * issues the same copies at the same places; it runs its softmax after (4),
- * overlapping K_(t+1), where this kernel runs it before (3), overlapping V_t.
+ * the copy issued right after it may overwrite that buffer. This is
+ * FlashAttention-2's order: V_t lands behind the scores, K_(t-1) behind the
+ * softmax and P V_t. And why from the last tile: only the tile where nk
+ * ends can have fewer than BC rows, and walked first, it is the only copy
+ * that needs a row bound. The reference's blocks skip the bound of the
+ * later copies (tile2_load_async<D_PAD, FLASH2_THREADS, false>, one compare
+ * fewer per chunk); with your own stage 05 blocks pass rows_valid = BC
+ * there: the same copy, a little slower. Any order of the key tiles gives
+ * the same softmax, within the bound (docs/numerics.md replays both).
  *
  * Hints:
  * - Copy the arithmetic of version 1 first: the same pointers, GQA mapping,
@@ -124,8 +130,9 @@ FA_TODO_VERSION(23, 2); /* delete this line when your M23 version 2 is written *
  *   skeleton says, and only there.
  * - tile2_load_async() does not commit: commit once per copy group, inside
  *   the same `if` as the copy.
- * - The masking block runs only on the last tile (the others are full);
- *   running it on every tile is correct, only slower.
+ * - The masking block runs only on the tile where nk ends, t = T - 1, the
+ *   first walked (the others are full); running it on every tile is
+ *   correct, only slower.
  * - The staged tile of 16-bit O is exactly the Q tile's space; an fp32 O tile
  *   is twice that, and reaches over K and V (launch.cu asserts it fits): one
  *   more reason for barrier (5).
@@ -133,7 +140,7 @@ FA_TODO_VERSION(23, 2); /* delete this line when your M23 version 2 is written *
  * - wait<0> without the barrier after it (or the reverse): a warp reads
  *   chunks that another thread's copy has not delivered. The failure depends
  *   on timing: a row wrong in one run and right in the next.
- * - Issuing the copy of K_(t+1) before barrier (4): a fast warp overwrites
+ * - Issuing the copy of K_(t-1) before barrier (4): a fast warp overwrites
  *   K_t while a slow warp still computes its scores from it.
  * - An `if (lane ...)` or an early exit around ldmatrix, mma.sync, the
  *   shuffles or a barrier; rows past nq are computed and not stored.
