@@ -79,7 +79,7 @@ static __device__ __forceinline__ void tile2_load_async(T *tile, const T *src, i
     const T *from = src + first_row * src_stride + (in_row ? col : 0);
     for (int row = first_row; row < rows; row += ROWS_PER_PASS, from += ROWS_PER_PASS * src_stride) {
         const uint32_t to = shared_address(tile + tile2_offset(row, col, D_PAD));
-        if (ROW_BOUND) {
+        if constexpr (ROW_BOUND) {
             const bool inside = in_row && row < rows_valid;
             cp_async_16(to, inside ? from : src, inside ? 16 : 0); /* src: valid when nothing is read */
         } else {

@@ -214,6 +214,16 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE int64_t flash3_grid_blocks(int64_t ite
 }
 
 /**
+ * Whether version @p version walks its key tiles from the last to the first
+ * (version 2, flash_2_tensor_cores.cuh) rather than from the first: the
+ * harness places its score patterns in the order a kernel meets them.
+ */
+static inline FA_CONSTEXPR FA_HOST_DEVICE bool flash_keys_from_last(int version)
+{
+    return version == 2;
+}
+
+/**
  * The keys per tile of version @p version (1, 2 or 3) at head dimension
  * @p head_dim: the block_n fa_attention_method() declares, known before there
  * is a call (the harness places its score patterns by it).

@@ -192,6 +192,7 @@ void fa_case_place_max(fa_attn_case *c, int64_t block_n, fa_max_position where, 
         case FA_MAX_IN_FIRST_BLOCK: offset = t == 0 ? rise : 0.0; break;
         case FA_MAX_IN_LAST_BLOCK: offset = t == last_block ? rise : 0.0; break;
         case FA_MAX_RISES_EVERY_BLOCK: offset = rise * (double)t; break;
+        case FA_MAX_FALLS_EVERY_BLOCK: offset = rise * (double)(last_block - t); break;
         }
         for (int64_t b = 0; b < c->shape.batch; b++)
             set_key_offset(c, b, j, offset);

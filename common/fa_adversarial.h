@@ -95,7 +95,8 @@ void fa_case_set_row_bias(fa_attn_case *c, double bias);
 typedef enum fa_max_position {
     FA_MAX_IN_FIRST_BLOCK = 0,  /**< block 0 is raised: the running max never rises after it */
     FA_MAX_IN_LAST_BLOCK = 1,   /**< the last block is raised: one late rise */
-    FA_MAX_RISES_EVERY_BLOCK = 2 /**< block t raised by t * rise: a rise in every block */
+    FA_MAX_RISES_EVERY_BLOCK = 2, /**< block t raised by t * rise: a rise in every block */
+    FA_MAX_FALLS_EVERY_BLOCK = 3  /**< block t raised by (last - t) * rise: a rise in every block walked from the last */
 } fa_max_position;
 
 /** Shapes the key offsets so the max of every row sits at @p where; @p rise is the step in score. */

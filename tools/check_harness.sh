@@ -134,8 +134,7 @@ mutants=$(printf '%s\t%s\t%s\t%s\t%s\n' \
   22 2 05_tiled_blocks/learner/tiles_2_tensor_cores.cuh '*= alpha[' '*= 1.0f + 0.0f * alpha[' \
   23 1 06_fused_flash/learner/flash_1_cuda_cores.cuh 'm[r] = m_new[r];' '(void)m_new[r];' \
   23 2 06_fused_flash/learner/flash_2_tensor_cores.cuh \
-       'tile2_load_async<D_PAD, FLASH2_THREADS>(k_tile, k + next * p.k_strides.row,' \
-       'tile2_load_async<D_PAD, FLASH2_THREADS>(k_tile, k + key0 * p.k_strides.row,' \
+       'k + (key0 - BC) * p.k_strides.row,' 'k + key0 * p.k_strides.row,' \
   25 0 07_causal/learner/key_tiles.cuh 'if (key < lo || key >= hi)' 'if (key >= hi)')
 
 # plant FILE TEXT REPLACEMENT

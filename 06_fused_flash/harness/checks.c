@@ -134,7 +134,7 @@ static bool check_version(int version, fa_impl impl, const fa_run_options *optio
         flash_case c = {0};
         const bool ok =
             fa_result_status(result, name,
-                             flash_case_random(&c, &s, flash_block_n(version, s.head_dim), &rng)) &&
+                             flash_case_random(&c, &s, version, &rng)) &&
             flash_result_run(result, name, launcher_of(impl, version), version, &c);
         flash_case_free(&c);
         if (!ok)

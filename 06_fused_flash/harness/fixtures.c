@@ -338,7 +338,7 @@ static void fill_plain(flash_case *c, double spread, fa_rng *rng)
                     }
 }
 
-fa_status flash_case_random(flash_case *c, const flash_spec *s, int64_t block_n, fa_rng *rng)
+fa_status flash_case_random(flash_case *c, const flash_spec *s, int version, fa_rng *rng)
 {
     FA_TRY(flash_case_alloc(c, s));
     if (s->head_dim < FA_CASE_MIN_HEAD_DIM) {
@@ -346,11 +346,18 @@ fa_status flash_case_random(flash_case *c, const flash_spec *s, int64_t block_n,
         return FA_OK;
     }
     fa_attn_case *in = &c->inputs;
+    const int64_t block_n = flash_block_n(version, s->head_dim);
+    const bool from_last = flash_keys_from_last(version);
     fa_case_fill_scores(in, s->spread, rng);
     switch (s->scores) {
     case FLASH_SCORES_ROW_BIAS: fa_case_set_row_bias(in, FLASH_ROW_BIAS); break;
-    case FLASH_SCORES_LATE_MAX: fa_case_place_max(in, block_n, FA_MAX_IN_LAST_BLOCK, 4.0); break;
-    case FLASH_SCORES_RISING: fa_case_place_max(in, block_n, FA_MAX_RISES_EVERY_BLOCK, 1.0); break;
+    case FLASH_SCORES_LATE_MAX:
+        fa_case_place_max(in, block_n, from_last ? FA_MAX_IN_FIRST_BLOCK : FA_MAX_IN_LAST_BLOCK, 4.0);
+        break;
+    case FLASH_SCORES_RISING:
+        fa_case_place_max(in, block_n, from_last ? FA_MAX_FALLS_EVERY_BLOCK : FA_MAX_RISES_EVERY_BLOCK,
+                          1.0);
+        break;
     case FLASH_SCORES_SPREAD:
     case FLASH_SCORE_KINDS: break;
     }

@@ -67,8 +67,8 @@ const char *flash_layout_name(flash_layout layout);
 typedef enum flash_scores {
     FLASH_SCORES_SPREAD = 0, /**< random scores of the case's spread */
     FLASH_SCORES_ROW_BIAS,   /**< the same plus FLASH_ROW_BIAS on every score of a row */
-    FLASH_SCORES_LATE_MAX,   /**< every row's maximum in the last key tile of the kernel */
-    FLASH_SCORES_RISING,     /**< the maximum rises by 1 in every key tile */
+    FLASH_SCORES_LATE_MAX,   /**< every row's maximum in the last key tile the kernel walks */
+    FLASH_SCORES_RISING,     /**< the maximum rises by 1 in every key tile, in the kernel's walk */
     FLASH_SCORE_KINDS
 } flash_scores;
 
@@ -170,13 +170,14 @@ typedef struct flash_case {
 fa_status flash_case_alloc(flash_case *c, const flash_spec *s);
 
 /**
- * A random case of @p s: scores from fa_adversarial.h's generators (spread,
- * row bias, the maximum placed per key tile of @p block_n keys), values
+ * A random case of @p s for version @p version: scores from
+ * fa_adversarial.h's generators (spread, row bias, the maximum placed per key
+ * tile of flash_block_n() keys, in the order the version walks them), values
  * normal(0, 1), canaries in the padding rows. Head dimensions below
  * FA_CASE_MIN_HEAD_DIM (no room for the control dimensions) get plain normal
  * q and k of the spread and ignore the pattern.
  */
-fa_status flash_case_random(flash_case *c, const flash_spec *s, int64_t block_n, fa_rng *rng);
+fa_status flash_case_random(flash_case *c, const flash_spec *s, int version, fa_rng *rng);
 
 /** Frees what @p c owns and zeroes it (safe on a zeroed case). */
 void flash_case_free(flash_case *c);

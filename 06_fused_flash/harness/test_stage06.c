@@ -524,6 +524,62 @@ static void test_fixtures(fa_tests *t)
             }
 }
 
+/** Row 0's largest score (head 0) among keys [key0, key0 + n) of @p c. */
+static double tile_max_score(const fa_attn_case *c, int64_t key0, int64_t n)
+{
+    double best = -INFINITY;
+    for (int64_t j = key0; j < key0 + n && j < c->shape.nk; ++j) {
+        double dot = 0.0;
+        for (int64_t d = 0; d < c->shape.head_dim; ++d)
+            dot += fa_case_get(c, FA_CASE_Q, 0, 0, 0, d) * fa_case_get(c, FA_CASE_K, 0, 0, j, d);
+        best = fmax(best, c->problem.scale * dot);
+    }
+    return best;
+}
+
+/**
+ * The late-max and rising patterns of flash_case_random() act in the order
+ * a version walks its key tiles (flash_keys_from_last()): walked so, the max
+ * of row 0 rises at every tile of a rising case, and a late-max case holds
+ * it in the tile walked last. Placed by key index only, version 2, which
+ * walks from the last, would see no rise at all.
+ */
+static void test_walk_patterns(fa_tests *t)
+{
+    for (int version = 1; version <= 2; ++version)
+        for (flash_scores kind = FLASH_SCORES_LATE_MAX; kind <= FLASH_SCORES_RISING; ++kind) {
+            /* A partial last tile; spread 0.1, far below the patterns' steps of 1 and 4. */
+            const flash_spec s = {1, 1, 1, 4, 391, 64, FA_BF16, FLASH_BNHD, false, false, true,
+                                  0.0f, kind, 0.1, FA_MASK_NONE, 0, 0};
+            fa_rng rng;
+            fa_rng_seed(&rng, SEED, 60 + (uint64_t)(version * 2 + kind));
+            flash_case c;
+            if (!FA_EXPECT(t, flash_case_random(&c, &s, version, &rng) == FA_OK, "walk case: %s",
+                           fa_last_error()))
+                continue;
+            const int64_t bc = flash_block_n(version, s.head_dim), tiles = fa_ceil_div(s.nk, bc);
+            int64_t rises = 0, late = -1;
+            double running = -INFINITY, best = -INFINITY;
+            for (int64_t step = 0; step < tiles; ++step) {
+                const int64_t tile = flash_keys_from_last(version) ? tiles - 1 - step : step;
+                const double m = tile_max_score(&c.inputs, tile * bc, bc);
+                rises += step > 0 && m > running;
+                running = fmax(running, m);
+                if (m > best) {
+                    best = m;
+                    late = step;
+                }
+            }
+            if (kind == FLASH_SCORES_RISING)
+                FA_EXPECT(t, rises == tiles - 1, "v%d rising case: the max rises at %lld of %lld tiles",
+                          version, (long long)rises, (long long)(tiles - 1));
+            else
+                FA_EXPECT(t, late == tiles - 1, "v%d late-max case: the max in walk step %lld of %lld",
+                          version, (long long)late, (long long)tiles);
+            flash_case_free(&c);
+        }
+}
+
 /**
  * flash_spec_refusal(): every case of the grids of versions 1 and 2 passes
  * it, so a check never refuses one of its own, and it refuses what no
@@ -767,7 +823,7 @@ static void test_judge(fa_tests *t)
         fa_rng_seed(&rng, SEED, 10 + (uint64_t)c);
         flash_case fc;
         fa_attn_method m;
-        if (!FA_EXPECT(t, flash_case_random(&fc, s, flash_block_n(version, s->head_dim), &rng) == FA_OK &&
+        if (!FA_EXPECT(t, flash_case_random(&fc, s, version, &rng) == FA_OK &&
                               flash_method(&fc.call, version, &m) == FA_OK &&
                               write_reference(&fc.call, &m) == FA_OK,
                        "judge case %d: %s", c, fa_last_error()))
@@ -838,7 +894,7 @@ static void test_judge(fa_tests *t)
     fa_rng rng;
     fa_rng_seed(&rng, SEED, 20);
     fa_attn_method m;
-    if (FA_EXPECT(t, flash_case_random(&fc, &s, flash_block_n(2, 8), &rng) == FA_OK &&
+    if (FA_EXPECT(t, flash_case_random(&fc, &s, 2, &rng) == FA_OK &&
                          flash_method(&fc.call, 2, &m) == FA_OK && write_reference(&fc.call, &m) == FA_OK,
                   "sampled case: %s", fa_last_error())) {
         fa_attention_params *p = &fc.call.params;
@@ -957,7 +1013,7 @@ static void test_method_ablation(fa_tests *t)
     fa_rng_seed(&rng, SEED, 30);
     flash_case c;
     fa_attn_method declared;
-    if (!FA_EXPECT(t, flash_case_random(&c, &s, flash_block_n(2, s.head_dim), &rng) == FA_OK &&
+    if (!FA_EXPECT(t, flash_case_random(&c, &s, 2, &rng) == FA_OK &&
                           flash_method(&c.call, 2, &declared) == FA_OK,
                    "ablation case: %s", fa_last_error()))
         return;
@@ -1055,7 +1111,7 @@ static void test_canaries(fa_tests *t)
         fa_rng rng;
         fa_rng_seed(&rng, SEED, 40 + (uint64_t)version);
         flash_case c;
-        if (!FA_EXPECT(t, flash_case_random(&c, &s, flash_block_n(version, 64), &rng) == FA_OK,
+        if (!FA_EXPECT(t, flash_case_random(&c, &s, version, &rng) == FA_OK,
                        "canary case: %s", fa_last_error()))
             continue;
         const fa_attention_params *p = &c.call.params;
@@ -1104,7 +1160,7 @@ static void test_nan_propagation(fa_tests *t)
             fa_rng rng;
             fa_rng_seed(&rng, SEED, 50 + (uint64_t)(version * 3 + which));
             flash_case c;
-            if (!FA_EXPECT(t, flash_case_random(&c, &s, flash_block_n(version, D), &rng) == FA_OK,
+            if (!FA_EXPECT(t, flash_case_random(&c, &s, version, &rng) == FA_OK,
                            "NaN case: %s", fa_last_error()))
                 continue;
             if (which == NAN_Q_ROW)
@@ -1304,6 +1360,7 @@ int main(int argc, char **argv)
         test_strides,  test_scale,               test_variant_names,   test_hopper_refusals,
         test_auto_choice, test_fixtures,         test_grid,            test_judge,
         test_driver_flags, test_spec_refusal,    test_v3_items,        test_v3_consumers,
+        test_walk_patterns,
     };
 #if FA_HAVE_CUDA
     static const fa_test_fn gpu[] = {

@@ -6,8 +6,9 @@
  *
  * You write flash2_kernel<T, TO, D_PAD, MT, BC> out of the level-2 blocks of
  * stage 05 in FlashAttention-2's order. Write version 1 first
- * (flash_1_cuda_cores.cuh): the loop is the same; what is new here is the
- * order of the copies, the waits and the barriers, and the output epilogue.
+ * (flash_1_cuda_cores.cuh): the loop's state and steps are the same; what
+ * is new here is the walk over the key tiles (from the last), the order of
+ * the copies, the waits and the barriers, and the output epilogue.
  *   1. write the body marked TODO below (the signature is given);
  *   2. delete the line FA_TODO_VERSION(23, 2);
  *   3. build and check:   cmake --build build -t stage06
@@ -109,7 +110,7 @@ FA_TODO_VERSION(23, 2); /* delete this line when your M23 version 2 is written *
  * Why this sequence is right (the crux). cp_async_wait<N>() waits for THIS
  * thread's groups only, until at most N are in flight; __syncthreads() then
  * makes every thread's copies visible to every warp. At (1) the only group
- * in flight is K_t's (V_(t-1) was waited for at (3) of the last tile), at (3)
+ * in flight is K_t's (V_(t+1) was waited for at (3) of the tile before), at (3)
  * only V_t's: so wait<0> waits for exactly the tile about to be read, and
  * never for the copy just issued, which is still in flight. Each barrier does
  * two jobs: it publishes the tile that landed (read after write) and it

@@ -49,7 +49,7 @@ static void *alloc_span(const fa_strides *strides, int64_t rows, int64_t heads, 
 }
 
 /** The sequences: random cases of their lengths, patterns, spreads and means; their offsets. */
-static fa_status make_sequences(causal_packed *b, const causal_packed_spec *c, int64_t block_n,
+static fa_status make_sequences(causal_packed *b, const causal_packed_spec *c, int version,
                                 fa_rng *rng)
 {
     static const double SPREADS[] = {0.3, 1.0, 3.0, 8.0};
@@ -70,7 +70,7 @@ static fa_status make_sequences(causal_packed *b, const causal_packed_spec *c, i
         one.nk = c->nk[s];
         one.scores = (flash_scores)(s % FLASH_SCORE_KINDS);
         one.spread = SPREADS[s % FA_COUNT_OF(SPREADS)];
-        FA_TRY(flash_case_random(&b->seqs[s], &one, block_n, rng));
+        FA_TRY(flash_case_random(&b->seqs[s], &one, version, rng));
         if (one.head_dim >= FA_CASE_MIN_HEAD_DIM)
             fa_case_fill_values(&b->seqs[s].inputs, VALUE_OFFSETS[s % FA_COUNT_OF(VALUE_OFFSETS)],
                                 rng);
@@ -80,10 +80,10 @@ static fa_status make_sequences(causal_packed *b, const causal_packed_spec *c, i
     return FA_OK;
 }
 
-static fa_status packed_alloc(causal_packed *b, const causal_packed_spec *c, int64_t block_n,
+static fa_status packed_alloc(causal_packed *b, const causal_packed_spec *c, int version,
                               fa_rng *rng)
 {
-    FA_TRY(make_sequences(b, c, block_n, rng));
+    FA_TRY(make_sequences(b, c, version, rng));
     const flash_spec *shape = &c->shape;
     const int64_t tail = c->outside_rows ? TAIL_ROWS : 0;
     const int64_t nq = b->cu_q[c->count] + tail, nk = b->cu_k[c->count] + tail;
@@ -140,8 +140,7 @@ fa_status causal_packed_make(causal_packed *b, int version, int index, uint64_t 
     *b = (causal_packed){.spec = causal_packed_case(version, index)};
     fa_rng rng;
     fa_rng_seed(&rng, seed, stream);
-    const fa_status status =
-        packed_alloc(b, &b->spec, flash_block_n(version, b->spec.shape.head_dim), &rng);
+    const fa_status status = packed_alloc(b, &b->spec, version, &rng);
     if (status != FA_OK)
         causal_packed_free(b);
     return status;
