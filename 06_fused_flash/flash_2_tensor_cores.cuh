@@ -130,23 +130,18 @@ flash2_kernel(fa_attention_params p, float scale)
     __syncthreads(); /* every warp is done with the Q, K and V tiles */
     TO *o_tile = reinterpret_cast<TO *>(flash2_shared);
     const int g = lane / 4, quad = lane % 4;
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int n = 0; n < D_PAD / 8; ++n)
-#pragma unroll
-            for (int hh = 0; hh < 2; ++hh)
-                flash2_stage_pair(o_tile, warp_row0 + 16 * i + g + 8 * hh, 8 * n + 2 * quad, D_PAD,
-                                  o[i][n][2 * hh], o[i][n][2 * hh + 1]);
+    flash2_stage_o<D_PAD, MT>(o_tile, o, warp_row0, lane);
     __syncthreads();
     constexpr int PER_CHUNK = 16 / (int)sizeof(TO);
-    const int chunks = d / PER_CHUNK; /* d is a multiple of 8: whole chunks */
+    constexpr int ROW_CHUNKS = D_PAD / PER_CHUNK; /* a staged row: a constant divisor below */
+    const int chunks = d / PER_CHUNK;             /* d is a multiple of 8: whole chunks */
     const flash_outputs outputs = flash_outputs_of<PACKED>(p, b, h);
     TO *out = static_cast<TO *>(p.o) + outputs.o + h * p.o_strides.head + row0 * p.o_strides.row;
-    for (int i = threadIdx.x; i < rows_valid * chunks; i += FLASH2_THREADS) {
-        const int row = i / chunks, chunk = i % chunks;
-        *reinterpret_cast<uint4 *>(out + row * p.o_strides.row + chunk * PER_CHUNK) =
-            *reinterpret_cast<const uint4 *>(o_tile + flash2_chunk_offset<TO>(row, chunk, D_PAD));
+    for (int i = threadIdx.x; i < rows_valid * ROW_CHUNKS; i += FLASH2_THREADS) {
+        const int row = i / ROW_CHUNKS, chunk = i % ROW_CHUNKS;
+        if (chunk < chunks) /* the padding columns past d are staged, never stored */
+            *reinterpret_cast<uint4 *>(out + row * p.o_strides.row + chunk * PER_CHUNK) =
+                *reinterpret_cast<const uint4 *>(o_tile + flash2_chunk_offset<TO>(row, chunk, D_PAD));
     }
     if (p.lse != nullptr && quad == 0)
 #pragma unroll

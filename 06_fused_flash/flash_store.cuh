@@ -54,6 +54,41 @@ static __device__ __forceinline__ void flash2_stage_pair(float *tile, int row, i
     *reinterpret_cast<float2 *>(tile + flash2_o32_offset(row, col, d_pad)) = make_float2(x, y);
 }
 
+/**
+ * The warp's O fragments (MT m16 by D_PAD / 8 n8 fragments, its rows from
+ * @p warp_row0), rounded to TO, into the staging tile @p tile: lane
+ * 4 g + quad's pairs sit in rows warp_row0 + g + 8 r, at column 2 quad of
+ * every chunk. A 16-bit tile is swizzled as the input tiles are, and row g's
+ * pattern holds for all of those rows (tiles.h: tile2_swizzle_group()), so
+ * each pair's offset is one of G per-lane offsets plus a constant, the
+ * immediate of its store. An fp32 tile (flash2_o32_offset()) is staged pair
+ * by pair.
+ */
+template <int D_PAD, int MT, typename TO>
+static __device__ __forceinline__ void flash2_stage_o(TO *tile, const float (&o)[MT][D_PAD / 8][4],
+                                                      int warp_row0, int lane)
+{
+    constexpr int G = tile2_swizzle_group(D_PAD);
+    const int g = lane / 4, quad = lane % 4;
+    int at[G]; /* chunk c < G of row warp_row0 + g, at column 2 quad */
+#pragma unroll
+    for (int c = 0; c < G; ++c)
+        at[c] = tile2_offset(warp_row0 + g, c * TILE2_CHUNK + 2 * quad, D_PAD);
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int n = 0; n < D_PAD / 8; ++n)
+#pragma unroll
+            for (int hh = 0; hh < 2; ++hh) {
+                const float x = o[i][n][2 * hh], y = o[i][n][2 * hh + 1];
+                if constexpr (sizeof(TO) == 4)
+                    flash2_stage_pair(tile, warp_row0 + 16 * i + g + 8 * hh, 8 * n + 2 * quad, D_PAD, x, y);
+                else
+                    *reinterpret_cast<uint32_t *>(tile + at[n % G] + n / G * G * TILE2_CHUNK +
+                                                  (16 * i + 8 * hh) * D_PAD) = tile2_pack(TO(), x, y);
+            }
+}
+
 /** Offset of 16-byte chunk @p chunk of row @p row in a staged tile of TO. */
 template <typename TO>
 static __device__ __forceinline__ int flash2_chunk_offset(int row, int chunk, int d_pad)

@@ -40,8 +40,8 @@
 
 FA_TODO_VERSION(23, 2); /* delete this line when your M23 version 2 is written */
 
-/* Given, in flash_store.cuh: the staging of O in shared memory, flash2_stage_pair(tile, row,
- * col, d_pad, x, y) and flash2_chunk_offset<TO>(row, chunk, d_pad). */
+/* Given, in flash_store.cuh: the staging of O in shared memory, flash2_stage_o<D_PAD, MT>(tile,
+ * o, warp_row0, lane) and flash2_chunk_offset<TO>(row, chunk, d_pad). */
 
 /*
  * TODO(M23 v2): the attention forward of one tile of BR query rows of one
@@ -94,13 +94,13 @@ FA_TODO_VERSION(23, 2); /* delete this line when your M23 version 2 is written *
  *   the epilogue (the page: "The O epilogue"):
  *    (5) __syncthreads()         every warp is done with Q, K and V and every copy has
  *                                landed: their space becomes the staging tile o_tile = (TO *)flash2_shared
- *        stage O: for i < MT, n < D_PAD / 8, hh < 2, with g = lane / 4, quad = lane % 4:
- *            flash2_stage_pair(o_tile, warp_row0 + 16 i + g + 8 hh, 8 n + 2 quad, D_PAD,
- *                              o[i][n][2 hh], o[i][n][2 hh + 1])
+ *        stage O: flash2_stage_o<D_PAD, MT>(o_tile, o, warp_row0, lane), every lane's pairs
  *    (6) __syncthreads()         the whole O tile is staged
- *        store: PER_CHUNK = 16 / sizeof(TO) elements per 16-byte chunk, chunks = d / PER_CHUNK
- *            per row; thread threadIdx.x takes chunks threadIdx.x, + FLASH2_THREADS, ... of
- *            the rows_valid rows (row = i / chunks, chunk = i % chunks) and copies one uint4
+ *        store: PER_CHUNK = 16 / sizeof(TO) elements per 16-byte chunk, ROW_CHUNKS =
+ *            D_PAD / PER_CHUNK staged per row, chunks = d / PER_CHUNK stored; thread
+ *            threadIdx.x takes i = threadIdx.x, + FLASH2_THREADS, ... < rows_valid ROW_CHUNKS
+ *            (row = i / ROW_CHUNKS, chunk = i % ROW_CHUNKS: a constant divisor, a shift)
+ *            and, where chunk < chunks, copies one uint4
  *            from o_tile + flash2_chunk_offset<TO>(row, chunk, D_PAD)
  *            to   out + row o_strides.row + chunk PER_CHUNK,
  *            out = (TO *)p.o + b o_strides.batch + h o_strides.head + row0 o_strides.row
