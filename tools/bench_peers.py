@@ -9,10 +9,10 @@ bench_peers.md; the markdown also goes to stdout, progress to stderr.
     python3 tools/bench_peers.py --quick
     python3 tools/bench_peers.py --d 128 --causal no,yes --impl v2,FA2,cuDNN
     python3 tools/bench_peers.py --library build-gpu/06_fused_flash/libflashattn.so
-    python3 tools/bench_peers.py --causal no --figures docs/figures   # the docs' figures
+    python3 tools/bench_peers.py --causal no,yes --figures docs/figures   # the docs' figures
 
 Implementations: flashattn v1, flashattn v2, flashattn v3 (short: v1, v2,
-v3; v3 on compute capability 9.0, non-causal cells), FA2, cuDNN,
+v3; v3 on compute capability 9.0), FA2, cuDNN,
 mem-efficient, math. The last line printed is the range of each ratio of
 the course's kernels to FlashAttention-2 and cuDNN over the cells. Exit
 status: 0 when the run completed (cells may be unsupported), 1 when a
