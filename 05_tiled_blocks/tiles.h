@@ -141,13 +141,24 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE int tile2_swizzle_pairs(int d_pad)
 }
 
 /**
+ * Elements from chunk @p chunk mod G of a row to chunk @p chunk of the row
+ * @p rows (a multiple of 8) below, where G = tile2_swizzle_group(), at any
+ * column of the chunk: the constant a store of stage 06's O staging adds
+ * (flash2_stage_o()).
+ */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int tile2_chunk_step(int chunk, int rows, int d_pad)
+{
+    return chunk / tile2_swizzle_group(d_pad) * tile2_swizzle_group(d_pad) * TILE2_CHUNK + rows * d_pad;
+}
+
+/**
  * Elements from chunk 2 (@p pair mod P) + h of a row to chunk 2 @p pair + h
  * of the row @p rows (a multiple of 8) below, for either h (0 or 1), where
  * P = tile2_swizzle_pairs(): the constant tile2_lane_address() adds.
  */
 static inline FA_CONSTEXPR FA_HOST_DEVICE int tile2_pair_step(int pair, int rows, int d_pad)
 {
-    return pair / tile2_swizzle_pairs(d_pad) * tile2_swizzle_group(d_pad) * TILE2_CHUNK + rows * d_pad;
+    return tile2_chunk_step(2 * pair, rows, d_pad);
 }
 
 /** Shared memory of a level-2 block: the Q tile and TILE2_STAGES K and V tiles of 16-bit elements. */

@@ -56,13 +56,15 @@ static __device__ __forceinline__ void flash2_stage_pair(float *tile, int row, i
 
 /**
  * The warp's O fragments (MT m16 by D_PAD / 8 n8 fragments, its rows from
- * @p warp_row0), rounded to TO, into the staging tile @p tile: lane
- * 4 g + quad's pairs sit in rows warp_row0 + g + 8 r, at column 2 quad of
- * every chunk. A 16-bit tile is swizzled as the input tiles are, and row g's
- * pattern holds for all of those rows (tiles.h: tile2_swizzle_group()), so
- * each pair's offset is one of G per-lane offsets plus a constant, the
- * immediate of its store. An fp32 tile (flash2_o32_offset()) is staged pair
- * by pair.
+ * @p warp_row0, a multiple of 8), rounded to TO, into the staging tile
+ * @p tile: lane 4 g + quad's pairs sit in rows warp_row0 + g + 8 r, at
+ * column 2 quad of every chunk. A 16-bit tile is swizzled as the input
+ * tiles are, and row g's pattern holds for all of those rows (tiles.h:
+ * tile2_swizzle_group()), so each pair's offset is one of G per-lane
+ * offsets plus a constant (tile2_chunk_step()), the immediate of its store.
+ * An fp32 tile (flash2_o32_offset(), whose pattern repeats every 8 rows
+ * too) is still staged pair by pair: the per-lane offsets were measured
+ * for 16-bit tiles only.
  */
 template <int D_PAD, int MT, typename TO>
 static __device__ __forceinline__ void flash2_stage_o(TO *tile, const float (&o)[MT][D_PAD / 8][4],
@@ -84,8 +86,8 @@ static __device__ __forceinline__ void flash2_stage_o(TO *tile, const float (&o)
                 if constexpr (sizeof(TO) == 4)
                     flash2_stage_pair(tile, warp_row0 + 16 * i + g + 8 * hh, 8 * n + 2 * quad, D_PAD, x, y);
                 else
-                    *reinterpret_cast<uint32_t *>(tile + at[n % G] + n / G * G * TILE2_CHUNK +
-                                                  (16 * i + 8 * hh) * D_PAD) = tile2_pack(TO(), x, y);
+                    *reinterpret_cast<uint32_t *>(tile + at[n % G] + tile2_chunk_step(n, 16 * i + 8 * hh, D_PAD)) =
+                        tile2_pack(TO(), x, y);
             }
 }
 

@@ -475,19 +475,19 @@ static void test_swizzle(fa_tests *t)
         FA_EXPECT(t, mismatched == 0, "d_pad %d: %d ldmatrix addresses are not a lane's address plus "
                   "tile2_pair_step()", d_pad, mismatched);
 
-        /* tile2_swizzle_group()'s promise, element by element, as version 2's O staging
-         * (flash2_stage_o()) relies on it: element x of chunk c + b G, 8 a rows below row r,
-         * lies at element x of chunk c < G of row r plus 8 a d_pad + b G 8. */
-        const int group = tile2_swizzle_group(d_pad);
+        /* tile2_chunk_step() as version 2's O staging (flash2_stage_o()) adds it: any
+         * element of chunk c, rows (a multiple of 8) below row r, from the same element of
+         * chunk c mod G of row r. */
+        const int group_elements = tile2_swizzle_group(d_pad) * TILE2_CHUNK;
         int moved = 0;
         for (int r = 0; r < 16; ++r)
             for (int col = 0; col < d_pad; ++col)
                 for (int rows = 0; r + rows < ROWS; rows += 8)
                     moved += tile2_offset(r + rows, col, d_pad) !=
-                             tile2_offset(r, col % (group * TILE2_CHUNK), d_pad) +
-                                 col / (group * TILE2_CHUNK) * group * TILE2_CHUNK + rows * d_pad;
-        FA_EXPECT(t, moved == 0, "d_pad %d: %d elements are not their row's and group's offset "
-                  "plus a constant (tile2_swizzle_group())", d_pad, moved);
+                             tile2_offset(r, col % group_elements, d_pad) +
+                                 tile2_chunk_step(col / TILE2_CHUNK, rows, d_pad);
+        FA_EXPECT(t, moved == 0, "d_pad %d: %d elements are not their row's offset in the swizzle "
+                  "group plus tile2_chunk_step()", d_pad, moved);
 
         int ldmatrix = 0;
         for (int row0 = 0; row0 < ROWS; row0 += 8)

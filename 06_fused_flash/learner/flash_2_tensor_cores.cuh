@@ -94,18 +94,19 @@ FA_TODO_VERSION(23, 2); /* delete this line when your M23 version 2 is written *
  *   the epilogue (the page: "The O epilogue"):
  *    (5) __syncthreads()         every warp is done with Q, K and V and every copy has
  *                                landed: their space becomes the staging tile o_tile = (TO *)flash2_shared
- *        stage O: flash2_stage_o<D_PAD, MT>(o_tile, o, warp_row0, lane), every lane's pairs
+ *        stage O: flash2_stage_o<D_PAD, MT>(o_tile, o, warp_row0, lane = threadIdx.x % 32)
  *    (6) __syncthreads()         the whole O tile is staged
  *        store: PER_CHUNK = 16 / sizeof(TO) elements per 16-byte chunk, ROW_CHUNKS =
  *            D_PAD / PER_CHUNK staged per row, chunks = d / PER_CHUNK stored; thread
  *            threadIdx.x takes i = threadIdx.x, + FLASH2_THREADS, ... < rows_valid ROW_CHUNKS
- *            (row = i / ROW_CHUNKS, chunk = i % ROW_CHUNKS: a constant divisor, a shift)
+ *            (row = i / ROW_CHUNKS, chunk = i % ROW_CHUNKS: a constant divisor, cheap)
  *            and, where chunk < chunks, copies one uint4
  *            from o_tile + flash2_chunk_offset<TO>(row, chunk, D_PAD)
  *            to   out + row o_strides.row + chunk PER_CHUNK,
  *            out = (TO *)p.o + b o_strides.batch + h o_strides.head + row0 o_strides.row
- *        lse: the lanes with quad == 0 write lse[i][hh] of their rows
- *            row0 + warp_row0 + 16 i + g + 8 hh < nq, at p.lse[(b heads_q + h) nq + row].
+ *        lse: with g = lane / 4, quad = lane % 4, the lanes with quad == 0 write lse[i][hh]
+ *            of their rows row0 + warp_row0 + 16 i + g + 8 hh < nq, at
+ *            p.lse[(b heads_q + h) nq + row].
  *
  * Why this sequence is right (the crux). cp_async_wait<N>() waits for THIS
  * thread's groups only, until at most N are in flight; __syncthreads() then
