@@ -97,7 +97,9 @@ def parse_args(argv):
     parser.add_argument("--quick", action="store_true",
                         help="N 1024,4096, D 64,128, bf16, non-causal, at most 10 repeats")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--warmup", type=int, default=3, help="warm-up calls (%(default)s)")
+    parser.add_argument("--warmup", type=int, default=3, help="fewest warm-up calls (%(default)s)")
+    parser.add_argument("--warmup-ms", type=float, default=50.0,
+                        help="fewest milliseconds of warm-up calls (%(default)s)")
     parser.add_argument("--repeats", type=int, help="most timed calls per cell (30; quick 10)")
     parser.add_argument("--budget-s", type=float, default=1.0,
                         help="timed seconds per cell that set the repeats (%(default)s)")
@@ -120,9 +122,11 @@ def method_lines(args):
         "torch.randn seeded %d; the same q, k, v for every implementation (SDPA gets "
         "q.transpose(1, 2) views)." % (TOKENS, WIDTH, args.seed),
         "FLOPs = 4 B H N^2 D, halved when causal; TFLOP/s = FLOPs / median seconds / 1e12.",
-        "Timing: CUDA events on the current stream, %d warm-up calls, L2 flushed before each "
-        "timed call (zeroing 2x L2 bytes); repeats = clamp(%.1f s / one call, %d, %d); median."
-        % (args.warmup, args.budget_s, MIN_REPEATS, args.repeats),
+        "Timing: CUDA events on the current stream, L2 flushed before each call (zeroing 2x L2 "
+        "bytes); right before the timed calls, with no pause between, at least %d warm-up calls "
+        "and %g ms of them (the clocks rise again after each cell's set-up); repeats = "
+        "clamp(%.1f s / one call, %d, %d); median."
+        % (args.warmup, args.warmup_ms, args.budget_s, MIN_REPEATS, args.repeats),
         "SDPA backends forced one at a time with torch.nn.attention.sdpa_kernel (no fallback): "
         "FA2 = FLASH_ATTENTION, cuDNN = CUDNN_ATTENTION, mem-efficient = EFFICIENT_ATTENTION, "
         "math = MATH.",
@@ -221,9 +225,13 @@ def extra_bytes(call):
     return torch.cuda.max_memory_allocated() - base - output.untyped_storage().nbytes()
 
 
-def timed_calls(call, count, flush):
-    """Milliseconds of @p count calls, each after an L2 flush, one synchronization."""
+def timed_calls(call, count, flush, warmup=0):
+    """Milliseconds of @p count calls, each after an L2 flush, one synchronization; @p warmup
+    untimed calls, flushed the same way, go first in the same stream of work."""
     import torch
+    for _ in range(warmup):
+        flush.zero_()
+        call()
     events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
               for _ in range(count)]
     for start, end in events:
@@ -238,11 +246,10 @@ def timed_calls(call, count, flush):
 def measure(call, args, flush):
     output = call()  # the first call: setup costs and errors show here, untimed
     extra = extra_bytes(call)
-    for _ in range(args.warmup):
-        call()
-    one_ms = timed_calls(call, 1, flush)[0]
-    repeats = min(max(int(args.budget_s * 1e3 / max(one_ms, 1e-6)), MIN_REPEATS), args.repeats)
-    median_ms = statistics.median(timed_calls(call, repeats, flush))
+    one_ms = max(timed_calls(call, 1, flush)[0], 1e-6)
+    repeats = min(max(int(args.budget_s * 1e3 / one_ms), MIN_REPEATS), args.repeats)
+    warmup = max(args.warmup, math.ceil(args.warmup_ms / max(one_ms, 0.01)))  # at most 100 a ms
+    median_ms = statistics.median(timed_calls(call, repeats, flush, warmup))
     return output, {"median_ms": median_ms, "repeats": repeats, "extra_bytes": extra}
 
 
