@@ -77,8 +77,16 @@ static __device__ __forceinline__ void tile2_load_async(T *tile, const T *src, i
     /* A chunk past d reads nothing; its source is the row's start, a valid address all the same. */
     const bool in_row = col < d;
     const T *from = src + first_row * src_stride + (in_row ? col : 0);
-    for (int row = first_row; row < rows; row += ROWS_PER_PASS, from += ROWS_PER_PASS * src_stride) {
-        const uint32_t to = shared_address(tile + tile2_offset(row, col, D_PAD));
+    /* Passes of a multiple of 8 rows keep the swizzle's pattern: the shared address steps too. */
+    constexpr bool STEP_TO = ROWS_PER_PASS % 8 == 0;
+    uint32_t to = shared_address(tile + tile2_offset(first_row, col, D_PAD));
+    for (int pass = 0; pass < (rows + ROWS_PER_PASS - 1) / ROWS_PER_PASS;
+         ++pass, from += ROWS_PER_PASS * src_stride, to += ROWS_PER_PASS * D_PAD * (int)sizeof(T)) {
+        const int row = first_row + pass * ROWS_PER_PASS;
+        if (rows % ROWS_PER_PASS != 0 && row >= rows)
+            break;
+        if constexpr (!STEP_TO)
+            to = shared_address(tile + tile2_offset(row, col, D_PAD));
         if constexpr (ROW_BOUND) {
             const bool inside = in_row && row < rows_valid;
             cp_async_16(to, inside ? from : src, inside ? 16 : 0); /* src: valid when nothing is read */
