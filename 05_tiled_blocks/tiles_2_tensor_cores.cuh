@@ -49,8 +49,10 @@
  * swizzled tile @p tile of @p rows rows, 16 bytes per cp.async. Each thread
  * keeps one 16-byte chunk column and walks down the rows, THREADS / (D_PAD
  * / 8) rows a step, so consecutive threads take consecutive chunks
- * (coalesced) and a step costs one pointer add: the fused kernel runs this
- * copy for every key tile, inside its hottest loop. (Where the chunks of a
+ * (coalesced) and a step costs one pointer add (and, where a step is a
+ * multiple of 8 rows, the swizzle's period, one add to the shared
+ * address): the fused kernel runs this copy for every key tile, inside
+ * its hottest loop. (Where the chunks of a
  * row divide THREADS, each thread copies the chunks a flat loop over
  * threadIdx.x, threadIdx.x + THREADS, ... would give it.) Chunks of rows
  * past @p rows_valid, or past d in a row, are zero-filled by the copy itself
