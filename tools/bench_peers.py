@@ -124,7 +124,7 @@ def method_lines(args):
         "FLOPs = 4 B H N^2 D, halved when causal; TFLOP/s = FLOPs / median seconds / 1e12.",
         "Timing: CUDA events on the current stream, L2 flushed before each call (zeroing 2x L2 "
         "bytes); right before the timed calls, with no pause between, at least %d warm-up calls "
-        "and %g ms of them (the clocks rise again after each cell's set-up); repeats = "
+        "and %g ms of them, so that every cell is timed after at least that much work; repeats = "
         "clamp(%.1f s / one call, %d, %d); median."
         % (args.warmup, args.warmup_ms, args.budget_s, MIN_REPEATS, args.repeats),
         "SDPA backends forced one at a time with torch.nn.attention.sdpa_kernel (no fallback): "
