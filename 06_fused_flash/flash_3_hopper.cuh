@@ -141,6 +141,30 @@ static __device__ __forceinline__ bool flash3_tile_of(const fa_attention_params 
 }
 
 /**
+ * Calls @p visit_tile(tile, q_round, visit) for each query tile of the
+ * block's work items (blockIdx.x, blockIdx.x + gridDim.x, ... of the
+ * @p items of flash3_items()), in order, with the counts of the query tiles
+ * (Q's rounds) and of the key tiles (the ring's positions) that went before
+ * it. The producer and the consumers both walk through here, so they agree
+ * on every tile's Q buffer, ring stages and barrier phases.
+ */
+template <int C, bool PACKED, typename F>
+static __device__ __forceinline__ void flash3_walk(const fa_attention_params &p, int q_tiles, int64_t items,
+                                                   F visit_tile)
+{
+    int q_round = 0;
+    uint64_t visit = 0;
+    for (int64_t item = blockIdx.x; item < items; item += gridDim.x)
+        for (int end = 0; end < 2; ++end) {
+            flash3_tile tile;
+            if (!flash3_tile_of<C, PACKED>(p, q_tiles, item, end, &tile))
+                continue;
+            visit_tile(tile, q_round++, visit);
+            visit += (uint64_t)(tile.keys.end - tile.keys.begin);
+        }
+}
+
+/**
  * A ring of @p SLOTS buffers filled in turn: the slot the @p use-th fill
  * (from 0) goes to, and the parity of the phase of that slot's barriers it
  * completes. The K/V ring and Q's buffers are both such rings.
@@ -636,23 +660,16 @@ __global__ void __launch_bounds__(flash3_threads(C), 1)
     }
     __syncthreads();
 
-    /* Both roles walk the same tiles in the same order, counting the query tiles (Q's rounds)
-     * and the key tiles (the ring's positions) that went before. */
     const int64_t items = flash3_items(p.batch, p.heads_q, q_tiles);
-    int q_round = 0;
-    uint64_t visit = 0;
     if (threadIdx.x / FLASH3_WARPGROUP == 0) { /* the producer: one thread issues every copy */
         registers_release<FLASH3_PRODUCER_REGS>();
         if (threadIdx.x != 0)
             return;
-        for (int64_t item = blockIdx.x; item < items; item += gridDim.x)
-            for (int end = 0; end < 2; ++end) {
-                flash3_tile tile;
-                if (!flash3_tile_of<C, PACKED>(p, q_tiles, item, end, &tile))
-                    continue;
-                flash3_produce<D, C, PACKED>(sh, &q_map, &k_map, &v_map, p, tile, q_round++, visit);
-                visit += (uint64_t)(tile.keys.end - tile.keys.begin);
-            }
+        flash3_walk<C, PACKED>(p, q_tiles, items,
+                               [&](const flash3_tile &tile, int q_round, uint64_t visit) {
+                                   flash3_produce<D, C, PACKED>(sh, &q_map, &k_map, &v_map, p, tile,
+                                                                q_round, visit);
+                               });
         return;
     }
     registers_claim<flash3_consumer_registers(C)>();
@@ -668,14 +685,9 @@ __global__ void __launch_bounds__(flash3_threads(C), 1)
     const int consumer = threadIdx.x / FLASH3_WARPGROUP - 1;
     if (flash3_ping_pong(D) && consumer == 1)
         named_barrier_arrive<CONSUMER_THREADS>(FLASH3_TURN_BARRIER);
-    for (int64_t item = blockIdx.x; item < items; item += gridDim.x)
-        for (int end = 0; end < 2; ++end) {
-            flash3_tile tile;
-            if (!flash3_tile_of<C, PACKED>(p, q_tiles, item, end, &tile))
-                continue;
-            flash3_consume<T, D, C, PACKED>(sh, p, tile, q_round++, visit, scale);
-            visit += (uint64_t)(tile.keys.end - tile.keys.begin);
-        }
+    flash3_walk<C, PACKED>(p, q_tiles, items, [&](const flash3_tile &tile, int q_round, uint64_t visit) {
+        flash3_consume<T, D, C, PACKED>(sh, p, tile, q_round, visit, scale);
+    });
     if (flash3_ping_pong(D) && consumer == 0)
         named_barrier_sync<CONSUMER_THREADS>(FLASH3_TURN_BARRIER);
 }
