@@ -82,7 +82,8 @@ static __device__ __forceinline__ void tile2_load_async(T *tile, const T *src, i
     /* Passes of a multiple of 8 rows keep the swizzle's pattern: the shared address steps too. */
     constexpr bool STEP_TO = ROWS_PER_PASS % 8 == 0;
     uint32_t to = shared_address(tile + tile2_offset(first_row, col, D_PAD));
-    for (int pass = 0; pass < (rows + ROWS_PER_PASS - 1) / ROWS_PER_PASS;
+    const int passes = (int)fa_ceil_div(rows, ROWS_PER_PASS);
+    for (int pass = 0; pass < passes;
          ++pass, from += ROWS_PER_PASS * src_stride, to += ROWS_PER_PASS * D_PAD * (int)sizeof(T)) {
         const int row = first_row + pass * ROWS_PER_PASS;
         if (rows % ROWS_PER_PASS != 0 && row >= rows)
