@@ -11,7 +11,8 @@
  *     tile Q into one of FLASH3_Q_BUFFERS buffers (once the consumers are
  *     done with the tile that had it before), then K_t and V_t into a ring
  *     of flash3_stages() stages, each stage waiting on its "empty" barrier
- *     until every consumer is done with it; so the next tile's copies run
+ *     until every consumer is done with it, in the order the consumers use
+ *     them (at D = 128, K_{t+1} before V_t); so the next tile's copies run
  *     while the consumers end this one;
  *   the consumers, flash3_consumers() (two or three), 64 rows each, so a
  *     query tile is 128 or 192 rows (flash3_br()). Per key tile, wait on
@@ -218,10 +219,23 @@ static __device__ __forceinline__ T *flash3_ring_tile(T *ring, uint64_t position
 }
 
 /**
+ * Whether each key tile's P V is issued after the next tile's S, to run
+ * while the softmax of those scores does (flash3_consume()): at D = 128
+ * only; at D = 64 it cost 10 to 18 percent (measured on \ref stage06).
+ */
+template <int D>
+static __device__ __forceinline__ constexpr bool flash3_overlap()
+{
+    return D == 128;
+}
+
+/**
  * The producer's copies of one query tile: Q, once the consumers are done
  * with the tile's that had its buffer before (@p q_round: the tiles before
  * this one), then K_t and V_t of each key tile into the ring, from position
- * @p visit on.
+ * @p visit on. A copy waits for its stage, so the order matters: with the
+ * overlap, K_{t+1} goes first, as it is used first, and starts while V_t's
+ * stage still holds V_{t-2} (\ref stage06, measured).
  */
 template <int D, int C, bool PACKED, typename T>
 static __device__ __forceinline__ void flash3_produce(const flash3_shared<T> &sh,
@@ -243,19 +257,25 @@ static __device__ __forceinline__ void flash3_produce(const flash3_shared<T> &sh
     flash3_load_tile<BLOCKS, flash3_br(C), FLASH3_BOX_ROWS>(flash3_q_tile<D, C>(sh.q, q_round), q_map,
                                                          tile.h, (int)tile.seq.first_row + tile.row0,
                                                          batch, &sh.q_full[buffer]);
-    for (int64_t t = tile.keys.begin; t < tile.keys.end; ++t, ++visit) {
-        const int st = flash3_stage<D, C>(visit);
-        const uint32_t parity = flash3_parity<D, C>(visit);
+    /* A key tile's K or V (@p ring, its barriers) into the ring at position @p at. */
+    const auto load = [&](T *ring, const CUtensorMap *map, uint64_t *full, uint64_t *empty, int64_t t,
+                          uint64_t at) {
+        const int st = flash3_stage<D, C>(at);
         /* The stage's previous round must be released; the first round passes at once. */
-        mbarrier_wait(&sh.k_empty[st], parity ^ 1);
-        mbarrier_arrive_expect(&sh.k_full[st], KV_ELEMENTS * sizeof(T));
-        const int key_row = (int)(tile.seq.first_key + t * FLASH3_BC);
-        flash3_load_tile<BLOCKS, FLASH3_BC, FLASH3_BC>(flash3_ring_tile<D, C>(sh.k, visit), k_map, h_kv,
-                                                       key_row, batch, &sh.k_full[st]);
-        mbarrier_wait(&sh.v_empty[st], parity ^ 1);
-        mbarrier_arrive_expect(&sh.v_full[st], KV_ELEMENTS * sizeof(T));
-        flash3_load_tile<BLOCKS, FLASH3_BC, FLASH3_BC>(flash3_ring_tile<D, C>(sh.v, visit), v_map, h_kv,
-                                                       key_row, batch, &sh.v_full[st]);
+        mbarrier_wait(&empty[st], flash3_parity<D, C>(at) ^ 1);
+        mbarrier_arrive_expect(&full[st], KV_ELEMENTS * sizeof(T));
+        flash3_load_tile<BLOCKS, FLASH3_BC, FLASH3_BC>(flash3_ring_tile<D, C>(ring, at), map, h_kv,
+                                                       (int)(tile.seq.first_key + t * FLASH3_BC), batch,
+                                                       &full[st]);
+    };
+    /* In the consumers' order: with the overlap (D = 128) a tile's P V follows the next one's S. */
+    constexpr int64_t V_LAG = flash3_overlap<D>() ? 1 : 0;
+    for (int64_t t = tile.keys.begin; t < tile.keys.end + V_LAG; ++t) {
+        const uint64_t at = visit + (uint64_t)(t - tile.keys.begin);
+        if (t < tile.keys.end)
+            load(sh.k, k_map, sh.k_full, sh.k_empty, t, at);
+        if (t - V_LAG >= tile.keys.begin)
+            load(sh.v, v_map, sh.v_full, sh.v_empty, t - V_LAG, at - V_LAG);
     }
 }
 
@@ -523,11 +543,11 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
     const int my_turn = FLASH3_TURN_BARRIER + consumer, their_turn = FLASH3_TURN_BARRIER + 1 - consumer;
 
     const int64_t warp_row0 = tile.row0 + FLASH3_BOX_ROWS * consumer + 16 * warp;
-    /* Overlap: each tile's P V is issued after the next tile's S = Q K^T, so that the tensor
-     * cores run it while this warpgroup's softmax runs on those scores; the first tile has no
-     * P V before it, the last one's comes after the loop. D = 128 only: at D = 64 it cost
-     * 10 to 18 percent (measured on \ref stage06), and each tile's P V follows its softmax. */
-    constexpr bool OVERLAP = D == 128;
+    /* Overlap (flash3_overlap()): each tile's P V is issued after the next tile's S = Q K^T, so
+     * that the tensor cores run it while this warpgroup's softmax runs on those scores; the
+     * first tile has no P V before it, the last one's comes after the loop. Without it each
+     * tile's P V follows its softmax. */
+    constexpr bool OVERLAP = flash3_overlap<D>();
     float s[1][FLASH3_FRAGMENTS][4];
     uint32_t pa[FLASH3_FRAGMENTS / 2][4]; /* P of the tile whose P V is still to issue */
 
