@@ -268,10 +268,10 @@ static __device__ __forceinline__ void flash3_produce(const flash3_shared<T> &sh
                                                        (int)(tile.seq.first_key + t * FLASH3_BC), batch,
                                                        &full[st]);
     };
-    /* In the consumers' order: with the overlap (D = 128) a tile's P V follows the next one's S.
-     * Kept rolled: unrolled, the loop holds several positions' shared addresses at once, more
-     * than the producer's FLASH3_PRODUCER_REGS, and spills them (at D = 64, \ref stage06). */
+    /* In the consumers' order: with the overlap (D = 128) a tile's P V follows the next one's S. */
     constexpr int64_t V_LAG = flash3_overlap<D>() ? 1 : 0;
+    /* Kept rolled: unrolled (by four at D = 64), the loop keeps several ring positions' shared
+     * addresses live, more than FLASH3_PRODUCER_REGS registers hold, and spills (\ref stage06). */
 #pragma unroll 1
     for (int64_t t = tile.keys.begin; t < tile.keys.end + V_LAG; ++t) {
         const uint64_t at = visit + (uint64_t)(t - tile.keys.begin);
