@@ -418,7 +418,8 @@ def configuration(args, library, properties):
     import torch.nn.attention as attention
     # a newer torch can swap the kernel behind FLASH_ATTENTION (FA3, FA4): say which ran
     flash_impl = getattr(attention, "current_flash_attention_impl", lambda: None)()
-    commit = (args.commit or command_output(["git", "rev-parse", "--short", "HEAD"])
+    # "-dirty" when tracked files differ from the commit
+    commit = (args.commit or command_output(["git", "describe", "--always", "--dirty", "--exclude=*"])
               or os.environ.get("FA_GIT_COMMIT") or "unknown")
     return {
         "gpu": properties.name,

@@ -23,7 +23,8 @@ build=$root/build-gpu
 jobs=$(nproc)
 summary=()
 status=0
-commit=${FA_GIT_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}
+# The commit, "-dirty" when tracked files differ from it (a summary never names a tree it did not build).
+commit=${FA_GIT_COMMIT:-$(git -C "$root" describe --always --dirty --exclude='*' 2>/dev/null || echo unknown)}
 # Each result is also appended to progress.txt at once, so a run cut short still says how far it got.
 note() {
   summary+=("$(printf '%-28s %s' "$1" "$2")")
