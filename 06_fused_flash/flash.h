@@ -52,27 +52,40 @@ enum {
     FLASH3_PRODUCER_REGS = 24,   /**< registers a producer thread keeps (setmaxnreg) */
     FLASH3_TURN_BARRIER = 1,     /**< named barriers 1 and 2: the consumers' turns (0 is __syncthreads()) */
     FLASH3_TAIL_BARRIER = 3,     /**< named barrier 3: a packed sequence's last V tile zeroed past its keys */
+    FLASH3_MAX_D = 128,          /**< the largest head dim: O, S and P fill a consumer's registers (below) */
+    FLASH3_AUTO_MIN_D = 40,      /**< FA_VARIANT_AUTO's smallest head dim for v3: up to 32, v2's rows of
+                                      32 elements beat v3's of 64 (\ref stage06, measured) */
     FLASH3_CAUSAL_THREE_ROWS = 2048 /**< query rows from which three consumers run a causal mask at d = 64 */
 };
 
 /**
+ * Version 3's rows of Q, K and V hold D = d rounded up to whole column blocks
+ * of FLASH3_COLUMNS: 64 for d up to 64, else 128 (d a multiple of 8 up to
+ * FLASH3_MAX_D). TMA fills the columns past d with zeros, which add nothing
+ * to Q K^T and make O's columns past d zeros, never stored.
+ */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_row_elements(int d)
+{
+    return (int)fa_ceil_div(d, FLASH3_COLUMNS) * FLASH3_COLUMNS;
+}
+
+/**
  * Version 3's consumer warpgroups, beside one producer, for head dim @p d,
  * mask @p mask and @p rows query rows (a packed batch's longest sequence):
- * a box of FLASH3_BOX_ROWS query rows each. Three at d = 64, where a
+ * a box of FLASH3_BOX_ROWS query rows each. Three at D = 64
+ * (flash3_row_elements(), d up to 64), where a
  * softmax takes as long as the products it follows and the other two keep
  * the tensor cores busy meanwhile; but under a causal mask only from
  * FLASH3_CAUSAL_THREE_ROWS rows, and never under a window: a diagonal tile
  * of 192 rows scores more keys beyond its rows' reach than one of 128, a
  * cost that weighs most where a row sees few tiles (\ref stage06,
- * measured). Two at d = 128, where three would not have the registers
+ * measured). Two at D = 128, where three would not have the registers
  * (flash3_consumer_registers()).
  */
 static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_consumers(int d, fa_mask mask, int64_t rows)
 {
-    return d == 64 && (mask == FA_MASK_NONE ||
-                       (mask != FA_MASK_WINDOW && rows >= FLASH3_CAUSAL_THREE_ROWS))
-               ? 3
-               : 2;
+    const bool many_rows = mask != FA_MASK_WINDOW && rows >= FLASH3_CAUSAL_THREE_ROWS;
+    return flash3_row_elements(d) == 64 && (mask == FA_MASK_NONE || many_rows) ? 3 : 2;
 }
 
 /** Version 3's query rows per tile (a block walks many) with @p consumers consumers: a box each. */

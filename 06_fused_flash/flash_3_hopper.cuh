@@ -38,10 +38,13 @@
  * consumers score only the tiles a query tile's rows see, and the consumers
  * mask the scores of the tiles that are not full. TMA fills rows past nq or
  * nk with zeros; a tail tile is masked as past nk, so it needs nothing else.
- * In a packed batch (PACKED, \ref stage07) a query tile is one sequence's:
+ * It fills columns past the head dim d too: rows hold D, d rounded up to
+ * whole column blocks (flash3_row_elements()), and O's columns past d, zeros,
+ * are not stored. In a packed batch (PACKED, \ref stage07) a query tile is one sequence's:
  * past its last key lie the next sequence's, masked, and its
  * last V tile's rows past them are zeroed (flash3_zero_v_tail()). Every mask;
- * bf16 or fp16, D = 64 or 128, O in the input type (fa_attention_supported()
+ * bf16 or fp16, d a multiple of 8 up to 128 (D = 64 or 128), O in the
+ * input type (fa_attention_supported()
  * refuses the rest, naming why).
  */
 #ifndef FLASH_3_HOPPER_CUH
@@ -457,7 +460,9 @@ static __device__ __forceinline__ void flash3_write_lse(const float (&lse)[1][2]
 
 /**
  * The second half: the chunks flash3_stage_o() read back go to O's rows from
- * @p warp_row0 of @p tile, those below nq, and lse to its rows.
+ * @p warp_row0 of @p tile, those below nq, and their columns below d (D is d
+ * rounded up, flash3_row_elements(); d is a multiple of 8, a chunk's), and
+ * lse to its rows.
  */
 template <int D, bool PACKED, typename T>
 static __device__ __forceinline__ void flash3_write_o(const uint4 (&chunks)[flash3_o_chunks<D>()],
@@ -474,7 +479,7 @@ static __device__ __forceinline__ void flash3_write_o(const uint4 (&chunks)[flas
 #pragma unroll
     for (int j = 0; j < flash3_o_chunks<D>(); ++j) {
         const int row = (lane + 32 * j) / CHUNKS, chunk = (lane + 32 * j) % CHUNKS;
-        if (row < rows)
+        if (row < rows && chunk * TILE2_CHUNK < p.head_dim)
             store_global_16(out + row * p.o_strides.row + chunk * TILE2_CHUNK, chunks[j]);
     }
     flash3_write_lse(lse, p, outputs, tile, warp_row0);
@@ -483,7 +488,8 @@ static __device__ __forceinline__ void flash3_write_o(const uint4 (&chunks)[flas
 /**
  * O's and lse's rows from @p warp_row0 of @p tile, those below nq, stored
  * from the fragments themselves where O is not staged (flash3_o_staged()):
- * each lane's pairs of columns, 4 bytes each.
+ * each lane's pairs of columns, 4 bytes each, of the fragments (8 columns)
+ * below d.
  */
 template <int D, bool PACKED, typename T>
 static __device__ __forceinline__ void flash3_write_o_fragments(const float (&o)[1][D / 8][4],
@@ -503,8 +509,9 @@ static __device__ __forceinline__ void flash3_write_o_fragments(const float (&o)
                        tile.h * p.o_strides.head;
 #pragma unroll
         for (int n = 0; n < D / 8; ++n)
-            *reinterpret_cast<uint32_t *>(out + 8 * n + 2 * (lane % 4)) =
-                tile2_pack(T(), o[0][n][2 * hh], o[0][n][2 * hh + 1]);
+            if (8 * n < p.head_dim)
+                *reinterpret_cast<uint32_t *>(out + 8 * n + 2 * (lane % 4)) =
+                    tile2_pack(T(), o[0][n][2 * hh], o[0][n][2 * hh + 1]);
     }
     flash3_write_lse(lse, p, outputs, tile, warp_row0);
 }

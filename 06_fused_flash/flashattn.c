@@ -58,8 +58,9 @@ size_t fa_attention_params_size(void)
  */
 static const char *hopper_call_refusal(const fa_attention_params *p, char *why, size_t cap)
 {
-    if (p->head_dim != 64 && p->head_dim != 128) {
-        snprintf(why, cap, "head_dim = %lld (v3 takes 64 and 128)", (long long)p->head_dim);
+    if (p->head_dim % 8 != 0 || p->head_dim > FLASH3_MAX_D) {
+        snprintf(why, cap, "head_dim = %lld (v3 takes multiples of 8 up to %d)", (long long)p->head_dim,
+                 FLASH3_MAX_D);
         return why;
     }
     if (p->o_fp32) {
@@ -107,8 +108,9 @@ static fa_status hopper_device_check(void)
  * M24's validation (ref_attention_validate()) checks every field and chooses
  * v1 or v2 from the call alone. Version 3 depends on the device too: it runs
  * a call v2 can run, of the shapes hopper_call_refusal() accepts, on a
- * device of compute capability 9.0. FA_VARIANT_AUTO takes it there, and v2's
- * choice elsewhere; asked for by name, it runs or is refused, naming why.
+ * device of compute capability 9.0. FA_VARIANT_AUTO takes it there from head
+ * dim FLASH3_AUTO_MIN_D up, and v2's choice elsewhere; asked for by name, it
+ * runs or is refused, naming why.
  */
 fa_status fa_attention_supported(const fa_attention_params *p, fa_variant *chosen)
 {
@@ -127,7 +129,7 @@ fa_status fa_attention_supported(const fa_attention_params *p, fa_variant *chose
     const bool empty = flash_call_empty(p); /* a no-op for every version */
     char why[256];
     if (p->variant == FA_VARIANT_AUTO) {
-        if (!empty && choice == FA_VARIANT_TENSOR_CORES &&
+        if (!empty && choice == FA_VARIANT_TENSOR_CORES && p->head_dim >= FLASH3_AUTO_MIN_D &&
             hopper_call_refusal(p, why, sizeof why) == NULL) {
             const fa_status device = hopper_device_check();
             if (device != FA_OK && device != FA_ERR_UNSUPPORTED && device != FA_ERR_NO_DEVICE)

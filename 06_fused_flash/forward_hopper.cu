@@ -63,7 +63,8 @@ static fa_status encode_function(PFN_cuTensorMapEncodeTiled_v12000 *encode)
 /**
  * The tensor map of one input: dimensions (column, head, row, batch) with
  * the tensor's strides in bytes, boxes of 64 columns (128 bytes, the swizzle's
- * span) by @p box_rows rows. A dimension of extent 1 takes any stride; it is
+ * span) by @p box_rows rows; a box's columns past @p head_dim, like its rows
+ * past @p rows, land as zeros. A dimension of extent 1 takes any stride; it is
  * given one TMA accepts (a multiple of 16 bytes).
  */
 static fa_status tensor_map(CUtensorMap *map, PFN_cuTensorMapEncodeTiled_v12000 encode,
@@ -126,10 +127,10 @@ template <typename T>
 static fa_status launch3_for(const fa_attention_params *p, const CUtensorMap maps[3], cudaStream_t stream)
 {
     const bool packed = p->cu_seqlens_q != NULL;
-    if (p->head_dim == 128)
+    if (flash3_row_elements((int)p->head_dim) == 128)
         return packed ? launch3<T, 128, 2, true>(p, maps, stream)
                       : launch3<T, 128, 2, false>(p, maps, stream);
-    if (flash3_consumers(64, p->mask, flash_grid_rows(p)) == 3)
+    if (flash3_consumers((int)p->head_dim, p->mask, flash_grid_rows(p)) == 3)
         return packed ? launch3<T, 64, 3, true>(p, maps, stream)
                       : launch3<T, 64, 3, false>(p, maps, stream);
     return packed ? launch3<T, 64, 2, true>(p, maps, stream) : launch3<T, 64, 2, false>(p, maps, stream);

@@ -40,6 +40,7 @@ LIBRARY_DEFAULTS = [os.path.join(REPO, build, "06_fused_flash", "libflashattn.so
 TOKENS, WIDTH = 16384, 2048
 GRID_N = [512, 1024, 2048, 4096, 8192, 16384]
 GRID_D = [64, 128]
+HEAD_DIMS = [32, 64, 96, 128, 160, 192, 224, 256]  # FlashAttention-2's; --d takes any of them
 IMPLEMENTATIONS = ["flashattn v1", "flashattn v2", "flashattn v3", "FA2", "cuDNN", "mem-efficient",
                    "math"]
 PROJECT = ["flashattn v1", "flashattn v2", "flashattn v3"]
@@ -89,7 +90,8 @@ def parse_args(argv):
                         % ", ".join(os.path.relpath(p, REPO) for p in LIBRARY_DEFAULTS))
     parser.add_argument("--out", default="bench-peers", help="output folder (%(default)s)")
     parser.add_argument("--n", type=comma_list(int, GRID_N), help="sequence lengths")
-    parser.add_argument("--d", type=comma_list(int, GRID_D), help="head dimensions")
+    parser.add_argument("--d", type=comma_list(int, HEAD_DIMS),
+                        help="head dimensions (default: %s)" % ",".join(map(str, GRID_D)))
     parser.add_argument("--dtype", type=comma_list(str, ["bf16", "fp16"]))
     parser.add_argument("--causal", type=comma_list(str, ["no", "yes"]))
     parser.add_argument("--impl", type=comma_list(implementation_name, IMPLEMENTATIONS),

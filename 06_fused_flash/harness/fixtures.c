@@ -95,7 +95,7 @@ static const struct {
 };
 static const int64_t V1_DIMS[] = {32, 40, 59, 64, 96, 111, 128, 160, 192, 224, 256};
 static const int64_t V2_DIMS[] = {32, 64, 96, 128, 160, 192, 224, 256};
-static const int64_t V3_DIMS[] = {64, 128};
+static const int64_t V3_DIMS[] = {32, 64, 96, 128};
 
 /** Batch and heads of MHA, GQA and MQA cases: 4, 4 and 6 query heads in all. */
 static const struct {
@@ -130,6 +130,12 @@ static bool pair_runs(int pair, int dims, bool quick)
     const int s = pair / dims;
     return !quick ||
            (pair % 5 == 0 && GRID_SHAPES[s].nq * GRID_SHAPES[s].nk <= FLASH_QUICK_MAX_PAIRS);
+}
+
+int flash_grid_head_dims(int version)
+{
+    const int64_t *dims;
+    return dims_of(version, &dims);
 }
 
 int flash_grid_count(int version, bool quick)

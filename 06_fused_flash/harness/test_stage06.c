@@ -294,7 +294,8 @@ static void test_methods(fa_tests *t)
         {FA_F16, 128, false, FA_VARIANT_TENSOR_CORES, true, 64},
         {FA_BF16, 256, false, FA_VARIANT_AUTO, true, 64},
         {FA_F16, 40, true, FA_VARIANT_AUTO, true, 128},
-        {FA_BF16, 8, false, FA_VARIANT_AUTO, true, 128},
+        {FA_BF16, 8, false, FA_VARIANT_TENSOR_CORES, true, 128},
+        {FA_BF16, 144, false, FA_VARIANT_AUTO, true, 64},
         {FA_BF16, 136, false, FA_VARIANT_TENSOR_CORES, true, 64},
         {FA_F32, 64, false, FA_VARIANT_AUTO, false, TILE1_BC},
         {FA_F32, 256, true, FA_VARIANT_CUDA_CORES, false, TILE1_BC},
@@ -404,8 +405,12 @@ static void expect_hopper_refusal(fa_tests *t, fa_attention_params p, fa_status 
 static void test_hopper_refusals(fa_tests *t)
 {
     const fa_status UNSUPPORTED = FA_ERR_UNSUPPORTED;
-    fa_attention_params p = fake_call(FA_BF16, 96);
-    expect_hopper_refusal(t, p, UNSUPPORTED, "head_dim = 96 (v3 takes 64 and 128)", "d 96");
+    fa_attention_params p = fake_call(FA_BF16, 136);
+    expect_hopper_refusal(t, p, UNSUPPORTED, "head_dim = 136 (v3 takes multiples of 8 up to 128)",
+                          "d 136");
+    p = fake_call(FA_BF16, 60);
+    expect_hopper_refusal(t, p, UNSUPPORTED, "head_dim = 60 (v3 takes multiples of 8 up to 128)",
+                          "d 60");
     p = fake_call(FA_BF16, 64);
     p.o_fp32 = true;
     expect_hopper_refusal(t, p, UNSUPPORTED, "o_fp32 (v3 writes o in the input dtype)", "fp32 o");
@@ -435,8 +440,9 @@ static void test_hopper_refusals(fa_tests *t)
 
 /**
  * FA_VARIANT_AUTO takes version 3 for a call it runs where the device runs
- * it (asked by name, it is accepted), else version 2; a call version 3
- * refuses goes to version 2 everywhere.
+ * it (asked by name, it is accepted), from head dim FLASH3_AUTO_MIN_D up,
+ * else version 2; a call version 3 refuses, or one of a smaller head dim,
+ * goes to version 2 everywhere.
  */
 static void test_auto_choice(fa_tests *t)
 {
@@ -454,9 +460,20 @@ static void test_auto_choice(fa_tests *t)
     p.o_fp32 = true;
     FA_EXPECT(t, fa_attention_supported(&p, &chosen) == FA_OK && chosen == FA_VARIANT_TENSOR_CORES,
               "auto, fp32 o (v3 refuses it): chose %s", fa_attention_variant_name(chosen));
-    p = fake_call(FA_F16, 96);
+    p = fake_call(FA_F16, 160);
     FA_EXPECT(t, fa_attention_supported(&p, &chosen) == FA_OK && chosen == FA_VARIANT_TENSOR_CORES,
-              "auto, d 96 (v3 refuses it): chose %s", fa_attention_variant_name(chosen));
+              "auto, d 160 (v3 refuses it): chose %s", fa_attention_variant_name(chosen));
+    p = fake_call(FA_BF16, 96);
+    FA_EXPECT(t, fa_attention_supported(&p, &chosen) == FA_OK && chosen == expected,
+              "auto, d 96: chose %s, expected %s", fa_attention_variant_name(chosen),
+              fa_attention_variant_name(expected));
+    p = fake_call(FA_BF16, FLASH3_AUTO_MIN_D - 8);
+    FA_EXPECT(t, fa_attention_supported(&p, &chosen) == FA_OK && chosen == FA_VARIANT_TENSOR_CORES,
+              "auto, d %d (below FLASH3_AUTO_MIN_D): chose %s", FLASH3_AUTO_MIN_D - 8,
+              fa_attention_variant_name(chosen));
+    p.variant = FA_VARIANT_HOPPER;
+    FA_EXPECT(t, (fa_attention_supported(&p, NULL) == FA_OK) == v3_here,
+              "v3 by name, d %d, accepted as at d 128: %s", FLASH3_AUTO_MIN_D - 8, fa_last_error());
 }
 
 /* ---- CPU: fixtures and the judge ------------------------------------------------------------- */
@@ -684,9 +701,9 @@ static void test_v3_items(fa_tests *t)
 }
 
 /**
- * Version 3's consumers: three at d = 64 without a mask, and under a causal
- * mask from FLASH3_CAUSAL_THREE_ROWS query rows on; two below that, under a
- * window whatever the rows, and at d = 128.
+ * Version 3's consumers: three at D = 64 (d up to 64) without a mask, and
+ * under a causal mask from FLASH3_CAUSAL_THREE_ROWS query rows on; two below
+ * that, under a window whatever the rows, and at D = 128 (d from 72).
  */
 static void test_v3_consumers(fa_tests *t)
 {
@@ -698,6 +715,11 @@ static void test_v3_consumers(fa_tests *t)
         int consumers;
     } cases[] = {{64, FA_MASK_NONE, 1, 3},
                  {64, FA_MASK_NONE, 1 << 20, 3},
+                 {8, FA_MASK_NONE, 1, 3},
+                 {32, FA_MASK_CAUSAL_TOP_LEFT, EDGE, 3},
+                 {40, FA_MASK_CAUSAL_BOTTOM_RIGHT, EDGE - 1, 2},
+                 {72, FA_MASK_NONE, 1, 2},
+                 {96, FA_MASK_CAUSAL_TOP_LEFT, 1 << 20, 2},
                  {64, FA_MASK_CAUSAL_TOP_LEFT, EDGE - 1, 2},
                  {64, FA_MASK_CAUSAL_TOP_LEFT, EDGE, 3},
                  {64, FA_MASK_CAUSAL_BOTTOM_RIGHT, EDGE - 1, 2},
@@ -1069,8 +1091,8 @@ static void test_hopper(fa_tests *t)
               (long long)m.block_n, fa_dtype_name(m.p_dtype));
     const fa_result r = fa_stage_check(&stage06, 23, FA_IMPL_REFERENCE, &only_v3);
     FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == flash_grid_count(3, false) &&
-                     r.cases == 32,
-              "v3's M23 check: %s: %s (%d cases; the grid has %d, 16 shapes x 2 head dims)",
+                     r.cases == 64,
+              "v3's M23 check: %s: %s (%d cases; the grid has %d, 16 shapes x 4 head dims)",
               fa_outcome_name(r.outcome), r.detail, r.cases, flash_grid_count(3, false));
     /* Three blocks: each walks several work items of most cases, Q and the ring reused across
      * them (with a block per SM, the grid's small cases give most blocks one item). */

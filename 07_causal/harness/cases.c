@@ -61,8 +61,10 @@ flash_spec causal_grid_spec(int version, bool quick, int index)
     if (version == 3 && index >= grid)
         return V3_THREE_CONSUMERS[index - grid];
     flash_spec s = flash_grid_spec(version, quick, index);
-    /* Version 3 has two head dims a shape: index / 2 moves each one through every mask. */
-    const int m = (version == 3 ? index / 2 + index % 2 : index) % FA_COUNT_OF(CAUSAL_MASKS);
+    /* Version 3's head dims a shape, fewer than the masks: index / dims moves each dim through
+     * every mask. */
+    const int dims = flash_grid_head_dims(version);
+    const int m = (version == 3 ? index / dims + index % dims : index) % FA_COUNT_OF(CAUSAL_MASKS);
     s.mask = CAUSAL_MASKS[m].mask;
     s.window_left = CAUSAL_MASKS[m].left;
     s.window_right = CAUSAL_MASKS[m].right;
@@ -89,7 +91,7 @@ enum { PACKED_THREE_ROWS = FLASH3_CAUSAL_THREE_ROWS + 5 };
 causal_packed_spec causal_packed_case(int version, int index)
 {
     static const fa_dtype V1_DTYPES[] = {FA_F32, FA_BF16, FA_F16}, V2_DTYPES[] = {FA_BF16, FA_F16};
-    static const int64_t V1_D[] = {64, 40, 128}, V2_D[] = {64, 96, 128}, V3_D[] = {64, 128, 64};
+    static const int64_t V1_D[] = {64, 40, 128}, V2_D[] = {64, 96, 128}, V3_D[] = {40, 128, 96};
     static const int64_t HEADS_KV[] = {4, 2, 1}; /* of 4 query heads: MHA, GQA, MQA */
     const int pair = index / 2;
     causal_packed_spec c = {.count = CAUSAL_PACKED_SEQUENCES};

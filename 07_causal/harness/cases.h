@@ -32,9 +32,9 @@ int causal_grid_count(int version, bool quick);
  * (flash_grid_spec()) with the mask CAUSAL_MASKS[index % 6]: causal
  * top-left, causal bottom-right, and the windows (17, 0), (5, 40), (0, 0)
  * and (-1, 3). The grid runs through the head dimensions of one shape
- * before the next, so every shape meets every mask. Version 3, of two head
- * dimensions, takes CAUSAL_MASKS[(index / 2 + index % 2) % 6]: its shapes
- * meet two masks each, and each head dimension meets all six. Its last two
+ * before the next, so every shape meets every mask. Version 3, of four head
+ * dimensions, takes CAUSAL_MASKS[(index / 4 + index % 4) % 6]: its shapes
+ * meet four masks each, and each head dimension meets all six. Its last two
  * cases are its own: causal top-left and bottom-right masks over more than
  * FLASH3_CAUSAL_THREE_ROWS rows at d = 64, which its kernel runs with three
  * consumers (flash3_consumers()).
@@ -67,7 +67,7 @@ int causal_packed_count(int version);
  * the dtype, head dimension, heads (MHA, GQA, MQA), o in fp32 and lse
  * rotate, and the layout: contiguous rows, rows with gaps (row_gaps), or
  * rows outside every sequence (outside_rows), in turn (version 3: head dims
- * 64 and 128, o in the input dtype). Each sequence's scores have their own
+ * 40, 128 and 96, o in the input dtype). Each sequence's scores have their own
  * pattern and spread (causal_packed_make()). Version 3's last two cases are
  * its own: at d = 64 under the causal top-left (even) and bottom-right (odd)
  * masks, a sequence of FLASH3_CAUSAL_THREE_ROWS + 5 rows (of as many keys,
