@@ -507,11 +507,22 @@ static __device__ __forceinline__ void flash3_write_o_fragments(const float (&o)
             continue;
         T *const out = static_cast<T *>(p.o) + outputs.o + row * p.o_strides.row +
                        tile.h * p.o_strides.head;
+        const auto store = [&](int n) {
+            *reinterpret_cast<uint32_t *>(out + 8 * n + 2 * (lane % 4)) =
+                tile2_pack(T(), o[0][n][2 * hh], o[0][n][2 * hh + 1]);
+        };
+        /* Rows of d = D take the stores without a test each: with it, D = 64 ran 1 to 3% slower
+         * (\ref stage06, measured). */
+        if (p.head_dim == D) {
 #pragma unroll
-        for (int n = 0; n < D / 8; ++n)
-            if (8 * n < p.head_dim)
-                *reinterpret_cast<uint32_t *>(out + 8 * n + 2 * (lane % 4)) =
-                    tile2_pack(T(), o[0][n][2 * hh], o[0][n][2 * hh + 1]);
+            for (int n = 0; n < D / 8; ++n)
+                store(n);
+        } else {
+#pragma unroll
+            for (int n = 0; n < D / 8; ++n)
+                if (8 * n < p.head_dim)
+                    store(n);
+        }
     }
     flash3_write_lse(lse, p, outputs, tile, warp_row0);
 }
