@@ -105,7 +105,7 @@ def parse_args(argv):
     parser.add_argument("--repeats", type=int, help="most timed calls per cell (30; quick 10)")
     parser.add_argument("--budget-s", type=float, default=1.0,
                         help="timed seconds per cell that set the repeats (%(default)s)")
-    parser.add_argument("--commit", help="commit to report (default: git rev-parse)")
+    parser.add_argument("--commit", help="commit to report (default: $FA_GIT_COMMIT, else git describe)")
     parser.add_argument("--figures", help="also draw the figures into this folder "
                         "(tools/plot_bench.py; needs matplotlib)")
     args = parser.parse_args(argv)
@@ -420,9 +420,11 @@ def configuration(args, library, properties):
     import torch.nn.attention as attention
     # a newer torch can swap the kernel behind FLASH_ATTENTION (FA3, FA4): say which ran
     flash_impl = getattr(attention, "current_flash_attention_impl", lambda: None)()
-    # "-dirty" when tracked files differ from the commit
-    commit = (args.commit or command_output(["git", "describe", "--always", "--dirty", "--exclude=*"])
-              or os.environ.get("FA_GIT_COMMIT") or "unknown")
+    # as CMake and gpu_check.sh name it: FA_GIT_COMMIT first (a copy of the tree may carry a
+    # stale .git), else git, "-dirty" when tracked files differ from the commit
+    commit = (args.commit or os.environ.get("FA_GIT_COMMIT")
+              or command_output(["git", "describe", "--always", "--dirty", "--exclude=*"])
+              or "unknown")
     return {
         "gpu": properties.name,
         "SMs": properties.multi_processor_count,
