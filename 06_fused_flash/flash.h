@@ -55,7 +55,7 @@ enum {
     FLASH3_MAX_D = 128,          /**< the largest head dim: O, S and P fill a consumer's registers (below) */
     FLASH3_AUTO_MIN_D = 40,      /**< FA_VARIANT_AUTO's smallest head dim for v3: up to 32, v2's rows of
                                       32 elements beat v3's of 64 (\ref stage06, measured) */
-    FLASH3_CAUSAL_THREE_ROWS = 2048 /**< query rows from which three consumers run a causal mask at d = 64 */
+    FLASH3_CAUSAL_THREE_ROWS = 2048 /**< query rows from which three consumers run a causal mask at D = 64 */
 };
 
 /**
@@ -72,15 +72,14 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_row_elements(int d)
 /**
  * Version 3's consumer warpgroups, beside one producer, for head dim @p d,
  * mask @p mask and @p rows query rows (a packed batch's longest sequence):
- * a box of FLASH3_BOX_ROWS query rows each. Three at D = 64
- * (flash3_row_elements(), d up to 64), where a
- * softmax takes as long as the products it follows and the other two keep
- * the tensor cores busy meanwhile; but under a causal mask only from
- * FLASH3_CAUSAL_THREE_ROWS rows, and never under a window: a diagonal tile
- * of 192 rows scores more keys beyond its rows' reach than one of 128, a
- * cost that weighs most where a row sees few tiles (\ref stage06,
- * measured). Two at D = 128, where three would not have the registers
- * (flash3_consumer_registers()).
+ * a box of FLASH3_BOX_ROWS query rows each. Three at D = 64 (d up to 64,
+ * flash3_row_elements()), where a softmax takes as long as the products it
+ * follows and the other two keep the tensor cores busy meanwhile; but under
+ * a causal mask only from FLASH3_CAUSAL_THREE_ROWS rows, and never under a
+ * window: a diagonal tile of 192 rows scores more keys beyond its rows'
+ * reach than one of 128, a cost that weighs most where a row sees few tiles
+ * (\ref stage06, measured). Two at D = 128, where three would not have the
+ * registers (flash3_consumer_registers()).
  */
 static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_consumers(int d, fa_mask mask, int64_t rows)
 {
