@@ -100,23 +100,25 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_threads(int consumers)
 }
 
 /**
- * Version 3's K and V tiles in the ring at head dim @p d with @p consumers
- * consumers: as many as a block's shared memory (FLASH3_SHARED_LIMIT) holds
- * beside Q's buffers, room to align them and the barriers (FLASH3_ALIGN
- * bytes each); 2 at d = 128, 5 or 6 at d = 64.
+ * Version 3's K and V tiles in the ring for rows of @p d_pad elements
+ * (flash3_row_elements()) with @p consumers consumers: as many as a block's
+ * shared memory (FLASH3_SHARED_LIMIT) holds beside Q's buffers, room to
+ * align them and the barriers (FLASH3_ALIGN bytes each); 2 at D = 128, 5 or
+ * 6 at D = 64.
  */
-static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_stages(int d, int consumers)
+static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_stages(int d_pad, int consumers)
 {
     return (int)((FLASH3_SHARED_LIMIT - 2 * FLASH3_ALIGN -
-                  (size_t)FLASH3_Q_BUFFERS * (size_t)flash3_br(consumers) * (size_t)d * 2) /
-                 ((size_t)2 * FLASH3_BC * (size_t)d * 2));
+                  (size_t)FLASH3_Q_BUFFERS * (size_t)flash3_br(consumers) * (size_t)d_pad * 2) /
+                 ((size_t)2 * FLASH3_BC * (size_t)d_pad * 2));
 }
 
-/** Version 3's dynamic shared memory at head dim @p d: Q's buffers, K and V per stage, and room to align them. */
-static inline FA_CONSTEXPR FA_HOST_DEVICE size_t flash3_shared_bytes(int d, int consumers)
+/** Version 3's dynamic shared memory for rows of @p d_pad elements: Q's buffers, K and V per stage, and room to align them. */
+static inline FA_CONSTEXPR FA_HOST_DEVICE size_t flash3_shared_bytes(int d_pad, int consumers)
 {
-    return (size_t)(FLASH3_Q_BUFFERS * flash3_br(consumers) + 2 * flash3_stages(d, consumers) * FLASH3_BC) *
-               (size_t)d * 2 +
+    return (size_t)(FLASH3_Q_BUFFERS * flash3_br(consumers) +
+                    2 * flash3_stages(d_pad, consumers) * FLASH3_BC) *
+               (size_t)d_pad * 2 +
            FLASH3_ALIGN;
 }
 
@@ -133,10 +135,10 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_launch_registers(int consum
 
 /**
  * The registers a consumer thread takes (setmaxnreg), of @p consumers: S (64
- * floats), P (32) and O (d / 2 floats), and what the softmax needs beside
+ * floats), P (32) and O (D / 2 floats), and what the softmax needs beside
  * them. The producer's FLASH3_PRODUCER_REGS and the consumers' fill what the
  * launch gives: 24 + 2 x 240 = 3 x 168 with two, 24 + 3 x 160 <= 4 x 128
- * with three (O of d = 64).
+ * with three (O of D = 64).
  */
 static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_consumer_registers(int consumers)
 {
@@ -144,24 +146,25 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_consumer_registers(int cons
 }
 
 /**
- * Whether version 3's consumers at head dim @p d stage O in shared memory
- * and store it in 16-byte chunks (flash3_stage_o()) rather than store their
- * fragments: at d = 128 that was 8 to 15% faster up to N = 1024; at d = 64,
- * 5 to 9% slower under a causal mask (\ref stage06, measured).
+ * Whether version 3's consumers with rows of @p d_pad elements stage O in
+ * shared memory and store it in 16-byte chunks (flash3_stage_o()) rather
+ * than store their fragments: at D = 128 that was 8 to 15% faster up to
+ * N = 1024; at D = 64, 5 to 9% slower under a causal mask (\ref stage06,
+ * measured).
  */
-static inline FA_CONSTEXPR FA_HOST_DEVICE bool flash3_o_staged(int d)
+static inline FA_CONSTEXPR FA_HOST_DEVICE bool flash3_o_staged(int d_pad)
 {
-    return d == 128;
+    return d_pad == 128;
 }
 
 /**
- * Whether version 3's consumers at head dim @p d take turns to issue their
- * products (ping-pong, flash3_kernel): at d = 64 the products are too short
- * to hide a softmax behind.
+ * Whether version 3's consumers with rows of @p d_pad elements take turns to
+ * issue their products (ping-pong, flash3_kernel): at D = 64 the products
+ * are too short to hide a softmax behind.
  */
-static inline FA_CONSTEXPR FA_HOST_DEVICE bool flash3_ping_pong(int d)
+static inline FA_CONSTEXPR FA_HOST_DEVICE bool flash3_ping_pong(int d_pad)
 {
-    return d == 128;
+    return d_pad == 128;
 }
 
 /**

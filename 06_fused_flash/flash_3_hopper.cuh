@@ -39,13 +39,12 @@
  * mask the scores of the tiles that are not full. TMA fills rows past nq or
  * nk with zeros; a tail tile is masked as past nk, so it needs nothing else.
  * It fills columns past the head dim d too: rows hold D, d rounded up to
- * whole column blocks (flash3_row_elements()), and O's columns past d, zeros,
- * are not stored. In a packed batch (PACKED, \ref stage07) a query tile is one sequence's:
- * past its last key lie the next sequence's, masked, and its
- * last V tile's rows past them are zeroed (flash3_zero_v_tail()). Every mask;
- * bf16 or fp16, d a multiple of 8 up to 128 (D = 64 or 128), O in the
- * input type (fa_attention_supported()
- * refuses the rest, naming why).
+ * whole column blocks (flash3_row_elements()), and O's columns past d,
+ * zeros, are not stored. In a packed batch (PACKED, \ref stage07) a query
+ * tile is one sequence's: past its last key lie the next sequence's, masked,
+ * and its last V tile's rows past them are zeroed (flash3_zero_v_tail()).
+ * Every mask; bf16 or fp16, d a multiple of 8 up to 128 (D = 64 or 128), O
+ * in the input type (fa_attention_supported() refuses the rest, naming why).
  */
 #ifndef FLASH_3_HOPPER_CUH
 #define FLASH_3_HOPPER_CUH
@@ -511,8 +510,8 @@ static __device__ __forceinline__ void flash3_write_o_fragments(const float (&o)
             *reinterpret_cast<uint32_t *>(out + 8 * n + 2 * (lane % 4)) =
                 tile2_pack(T(), o[0][n][2 * hh], o[0][n][2 * hh + 1]);
         };
-        /* Rows of d = D take the stores without a test each: with it, D = 64 ran 1 to 3% slower
-         * (\ref stage06, measured). */
+        /* Rows of d = D take the stores without a test each: with it, D = 64 ran 0.7 to 2.9%
+         * slower (\ref stage06, measured). */
         if (p.head_dim == D) {
 #pragma unroll
             for (int n = 0; n < D / 8; ++n)

@@ -2,7 +2,7 @@
 
 The same q, k, v go to every implementation, cell by cell of the course's
 grid (the grid of 06_fused_flash/harness/bench.c: B N = 16384 tokens,
-H D = 2048), timed the same way. Writes, in --out (default bench-peers):
+H D = 2048, H = 2048 // D where D does not divide it), timed the same way. Writes, in --out (default bench-peers):
 bench_peers.csv, bench_peers_memory.csv, bench_peers_meta.json and
 bench_peers.md; the markdown also goes to stdout, progress to stderr.
 
@@ -40,7 +40,7 @@ LIBRARY_DEFAULTS = [os.path.join(REPO, build, "06_fused_flash", "libflashattn.so
 TOKENS, WIDTH = 16384, 2048
 GRID_N = [512, 1024, 2048, 4096, 8192, 16384]
 GRID_D = [64, 128]
-HEAD_DIMS = [32, 64, 96, 128, 160, 192, 224, 256]  # FlashAttention-2's; --d takes any of them
+HEAD_DIMS = [32, 64, 96, 128, 160, 192, 224, 256]  # what --d takes: multiples of 32 up to 256
 IMPLEMENTATIONS = ["flashattn v1", "flashattn v2", "flashattn v3", "FA2", "cuDNN", "mem-efficient",
                    "math"]
 PROJECT = ["flashattn v1", "flashattn v2", "flashattn v3"]

@@ -406,11 +406,10 @@ static void test_hopper_refusals(fa_tests *t)
 {
     const fa_status UNSUPPORTED = FA_ERR_UNSUPPORTED;
     fa_attention_params p = fake_call(FA_BF16, 136);
-    expect_hopper_refusal(t, p, UNSUPPORTED, "head_dim = 136 (v3 takes multiples of 8 up to 128)",
-                          "d 136");
+    expect_hopper_refusal(t, p, UNSUPPORTED, "head_dim = 136 (v3 takes up to 128)", "d 136");
     p = fake_call(FA_BF16, 60);
-    expect_hopper_refusal(t, p, UNSUPPORTED, "head_dim = 60 (v3 takes multiples of 8 up to 128)",
-                          "d 60");
+    expect_hopper_refusal(t, p, UNSUPPORTED, "v3 Hopper needs what v2 needs: fa_attention: "
+                          "variant v2 tensor cores cannot run this call: head_dim = 60", "d 60");
     p = fake_call(FA_BF16, 64);
     p.o_fp32 = true;
     expect_hopper_refusal(t, p, UNSUPPORTED, "o_fp32 (v3 writes o in the input dtype)", "fp32 o");
@@ -430,7 +429,7 @@ static void test_hopper_refusals(fa_tests *t)
     p.variant = (fa_variant)4;
     FA_EXPECT_STATUS(t, fa_attention_supported(&p, NULL), FA_ERR_INVALID_ARGUMENT,
                      "FA_VARIANT_TENSOR_CORES or FA_VARIANT_HOPPER", "variant 4");
-    p = fake_call(FA_BF16, 96);
+    p = fake_call(FA_BF16, 160);
     p.nq = 0;
     p.variant = FA_VARIANT_HOPPER;
     fa_variant chosen = FA_VARIANT_AUTO;
@@ -463,10 +462,13 @@ static void test_auto_choice(fa_tests *t)
     p = fake_call(FA_F16, 160);
     FA_EXPECT(t, fa_attention_supported(&p, &chosen) == FA_OK && chosen == FA_VARIANT_TENSOR_CORES,
               "auto, d 160 (v3 refuses it): chose %s", fa_attention_variant_name(chosen));
-    p = fake_call(FA_BF16, 96);
-    FA_EXPECT(t, fa_attention_supported(&p, &chosen) == FA_OK && chosen == expected,
-              "auto, d 96: chose %s, expected %s", fa_attention_variant_name(chosen),
-              fa_attention_variant_name(expected));
+    static const int64_t V3_DIMS[] = {FLASH3_AUTO_MIN_D, 96};
+    for (int i = 0; i < FA_COUNT_OF(V3_DIMS); ++i) {
+        p = fake_call(FA_BF16, V3_DIMS[i]);
+        FA_EXPECT(t, fa_attention_supported(&p, &chosen) == FA_OK && chosen == expected,
+                  "auto, d %lld: chose %s, expected %s", (long long)V3_DIMS[i],
+                  fa_attention_variant_name(chosen), fa_attention_variant_name(expected));
+    }
     p = fake_call(FA_BF16, FLASH3_AUTO_MIN_D - 8);
     FA_EXPECT(t, fa_attention_supported(&p, &chosen) == FA_OK && chosen == FA_VARIANT_TENSOR_CORES,
               "auto, d %d (below FLASH3_AUTO_MIN_D): chose %s", FLASH3_AUTO_MIN_D - 8,

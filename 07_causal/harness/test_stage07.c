@@ -222,17 +222,30 @@ static void test_grid(fa_tests *t)
         FA_EXPECT(t, shapes == SHAPES && short_of_masks == 0,
                   "v%d: %d shapes, %d of them miss a mask", version, shapes, short_of_masks);
     }
-    /* Version 3: each of its head dims (32, 64, 96, 128) meets every mask. */
-    for (int64_t d = 32; d <= 128; d += 32) {
+    /* Version 3: each of its grid's head dims meets every mask. */
+    enum { MAX_DIMS = 8 };
+    int64_t dims[MAX_DIMS];
+    int dim_count = 0;
+    for (int i = 0; i < flash_grid_count(3, false); ++i) {
+        const int64_t d = flash_grid_spec(3, false, i).head_dim;
+        int k = 0;
+        while (k < dim_count && dims[k] != d)
+            ++k;
+        if (k == dim_count && dim_count < MAX_DIMS)
+            dims[dim_count++] = d;
+    }
+    FA_EXPECT(t, dim_count == flash_grid_head_dims(3), "v3's grid has %d head dims, %d found",
+              flash_grid_head_dims(3), dim_count);
+    for (int k = 0; k < dim_count; ++k) {
         int64_t seen[GRID_MASKS];
         int masks = 0;
         for (int i = 0; i < causal_grid_count(3, false); ++i) {
             const flash_spec s = causal_grid_spec(3, false, i);
-            if (s.head_dim == d)
+            if (s.head_dim == dims[k])
                 note_mask(seen, &masks, &s);
         }
-        FA_EXPECT(t, masks == GRID_MASKS, "v3 d %lld meets %d of the %d masks", (long long)d,
-                  masks, (int)GRID_MASKS);
+        FA_EXPECT(t, masks == GRID_MASKS, "v3 d %lld meets %d of the %d masks",
+                  (long long)dims[k], masks, (int)GRID_MASKS);
     }
 }
 
