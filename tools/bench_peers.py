@@ -2,7 +2,8 @@
 
 The same q, k, v go to every implementation, cell by cell of the course's
 grid (the grid of 06_fused_flash/harness/bench.c: B N = 16384 tokens,
-H D = 2048, H = 2048 // D where D does not divide it), timed the same way. Writes, in --out (default bench-peers):
+H D = 2048, H = 2048 // D where D does not divide it), timed the same way.
+Writes, in --out (default bench-peers):
 bench_peers.csv, bench_peers_memory.csv, bench_peers_meta.json and
 bench_peers.md; the markdown also goes to stdout, progress to stderr.
 

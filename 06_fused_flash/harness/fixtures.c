@@ -110,7 +110,7 @@ static float explicit_scale(int64_t head_dim)
     return 0.75f / sqrtf((float)head_dim);
 }
 
-static int dims_of(int version, const int64_t **dims)
+int flash_grid_head_dims(int version, const int64_t **dims)
 {
     if (version == 1) {
         *dims = V1_DIMS;
@@ -132,16 +132,10 @@ static bool pair_runs(int pair, int dims, bool quick)
            (pair % 5 == 0 && GRID_SHAPES[s].nq * GRID_SHAPES[s].nk <= FLASH_QUICK_MAX_PAIRS);
 }
 
-int flash_grid_head_dims(int version)
-{
-    const int64_t *dims;
-    return dims_of(version, &dims);
-}
-
 int flash_grid_count(int version, bool quick)
 {
     const int64_t *dims;
-    const int d = dims_of(version, &dims);
+    const int d = flash_grid_head_dims(version, &dims);
     int count = 0;
     for (int pair = 0; pair < FA_COUNT_OF(GRID_SHAPES) * d; ++pair)
         count += pair_runs(pair, d, quick);
@@ -151,7 +145,7 @@ int flash_grid_count(int version, bool quick)
 flash_spec flash_grid_spec(int version, bool quick, int index)
 {
     const int64_t *dims;
-    const int d = dims_of(version, &dims);
+    const int d = flash_grid_head_dims(version, &dims);
     int pair = 0;
     for (int seen = -1; pair < FA_COUNT_OF(GRID_SHAPES) * d; ++pair)
         if (pair_runs(pair, d, quick) && ++seen == index)

@@ -135,8 +135,11 @@ const char *flash_spec_describe(const flash_spec *s, char *buf, size_t cap);
  */
 int flash_grid_count(int version, bool quick);
 
-/** The head dimensions of the grid of version @p version: the pairs of a shape. */
-int flash_grid_head_dims(int version);
+/**
+ * The head dimensions of the grid of version @p version, the pairs of a
+ * shape, into *@p dims; returns their count.
+ */
+int flash_grid_head_dims(int version, const int64_t **dims);
 
 /** Case @p index (0 .. flash_grid_count() - 1) of the grid of version @p version. */
 flash_spec flash_grid_spec(int version, bool quick, int index);

@@ -63,7 +63,8 @@ flash_spec causal_grid_spec(int version, bool quick, int index)
     flash_spec s = flash_grid_spec(version, quick, index);
     /* Version 3's head dims a shape, fewer than the masks: index / dims moves each dim through
      * every mask. */
-    const int dims = flash_grid_head_dims(version);
+    const int64_t *dim_list;
+    const int dims = flash_grid_head_dims(version, &dim_list);
     const int m = (version == 3 ? index / dims + index % dims : index) % FA_COUNT_OF(CAUSAL_MASKS);
     s.mask = CAUSAL_MASKS[m].mask;
     s.window_left = CAUSAL_MASKS[m].left;
