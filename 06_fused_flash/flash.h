@@ -42,17 +42,14 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE int flash2_br(int d_pad)
 
 /** Version 3 (sm_90a): its tiles, its K/V ring and its warpgroups. */
 enum {
-    FLASH3_BC = 128,             /**< keys per tile */
     FLASH3_WARPGROUP = 128,      /**< threads of a warpgroup, wgmma's unit */
     FLASH3_BOX_ROWS = 64,        /**< rows of Q per TMA box: one consumer's (wgmma's m) */
-    FLASH3_Q_BUFFERS = 2,        /**< Q tiles in shared memory: the next one lands while this one runs */
     FLASH3_COLUMNS = 64,         /**< elements per column block of a tile: 128 bytes, the swizzle's span */
     FLASH3_ALIGN = 1024,         /**< bytes: the 128-byte swizzle repeats every 8 rows of 128 bytes */
     FLASH3_SHARED_LIMIT = 227 * 1024, /**< bytes of shared memory a block of sm_90 may have */
     FLASH3_PRODUCER_REGS = 24,   /**< registers a producer thread keeps (setmaxnreg) */
     FLASH3_TURN_BARRIER = 1,     /**< named barriers 1 and 2: the consumers' turns (0 is __syncthreads()) */
     FLASH3_TAIL_BARRIER = 3,     /**< named barrier 3: a packed sequence's last V tile zeroed past its keys */
-    FLASH3_MAX_D = 128,          /**< the largest head dim: O, S and P fill a consumer's registers (below) */
     FLASH3_AUTO_MIN_D = 40,      /**< FA_VARIANT_AUTO's smallest head dim for v3: up to 32, v2's rows of
                                       32 elements beat v3's of 64 (\ref stage06, measured) */
     FLASH3_CAUSAL_THREE_ROWS = 2048 /**< query rows from which three consumers run a causal mask at D = 64 */
@@ -60,8 +57,8 @@ enum {
 
 /**
  * Version 3's rows of Q, K and V hold D = d rounded up to whole column blocks
- * of FLASH3_COLUMNS: 64 for d up to 64, else 128 (d a multiple of 8 up to
- * FLASH3_MAX_D). TMA fills the columns past d with zeros, which add nothing
+ * of FLASH3_COLUMNS: 64, 128, 192 or 256 (d a multiple of 8 up to
+ * FLASH2_MAX_D). TMA fills the columns past d with zeros, which add nothing
  * to Q K^T and make O's columns past d zeros, never stored.
  */
 static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_row_elements(int d)
@@ -100,24 +97,56 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_threads(int consumers)
 }
 
 /**
- * Version 3's K and V tiles in the ring for rows of @p d_pad elements
- * (flash3_row_elements()) with @p consumers consumers: as many as a block's
- * shared memory (FLASH3_SHARED_LIMIT) holds beside Q's buffers, room to
- * align them and the barriers (FLASH3_ALIGN bytes each); 2 at D = 128, 5 or
- * 6 at D = 64.
+ * Version 3's keys per tile for rows of @p d_pad elements
+ * (flash3_row_elements()): 128 up to D = 128, else 64. Past 128 a consumer
+ * thread's S (bc / 2 floats) and P (bc / 4 registers) must fit beside a
+ * larger O (D / 2 floats, flash3_consumer_registers()), and a K and V stage
+ * (2 bc D elements) beside larger Q tiles in shared memory.
+ */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_bc(int d_pad)
+{
+    return d_pad <= 128 ? 128 : 64;
+}
+
+/**
+ * Version 3's K and V tiles in the ring for rows of @p d_pad elements with
+ * @p consumers consumers beside @p q_buffers Q tiles: as many as a block's
+ * shared memory (FLASH3_SHARED_LIMIT) holds beside them, room to align them
+ * and the barriers (FLASH3_ALIGN bytes each).
+ */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_stages_beside(int d_pad, int consumers, int q_buffers)
+{
+    return (int)((FLASH3_SHARED_LIMIT - 2 * FLASH3_ALIGN -
+                  (size_t)q_buffers * (size_t)flash3_br(consumers) * (size_t)d_pad * 2) /
+                 ((size_t)2 * (size_t)flash3_bc(d_pad) * (size_t)d_pad * 2));
+}
+
+/**
+ * Version 3's Q tiles in shared memory for rows of @p d_pad elements with
+ * @p consumers consumers: two, so that the next query tile's Q lands while
+ * this one runs, where they leave room for two K/V stages (D up to 192);
+ * else one (D = 256), which the producer refills once the consumers are done
+ * with the tile before.
+ */
+static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_q_buffers(int d_pad, int consumers)
+{
+    return flash3_stages_beside(d_pad, consumers, 2) >= 2 ? 2 : 1;
+}
+
+/**
+ * Version 3's K and V tiles in the ring beside its Q tiles
+ * (flash3_q_buffers()): 5 or 6 at D = 64, 2 from D = 128 to 256.
  */
 static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_stages(int d_pad, int consumers)
 {
-    return (int)((FLASH3_SHARED_LIMIT - 2 * FLASH3_ALIGN -
-                  (size_t)FLASH3_Q_BUFFERS * (size_t)flash3_br(consumers) * (size_t)d_pad * 2) /
-                 ((size_t)2 * FLASH3_BC * (size_t)d_pad * 2));
+    return flash3_stages_beside(d_pad, consumers, flash3_q_buffers(d_pad, consumers));
 }
 
 /** Version 3's dynamic shared memory for rows of @p d_pad elements: Q's buffers, K and V per stage, and room to align them. */
 static inline FA_CONSTEXPR FA_HOST_DEVICE size_t flash3_shared_bytes(int d_pad, int consumers)
 {
-    return (size_t)(FLASH3_Q_BUFFERS * flash3_br(consumers) +
-                    2 * flash3_stages(d_pad, consumers) * FLASH3_BC) *
+    return (size_t)(flash3_q_buffers(d_pad, consumers) * flash3_br(consumers) +
+                    2 * flash3_stages(d_pad, consumers) * flash3_bc(d_pad)) *
                (size_t)d_pad * 2 +
            FLASH3_ALIGN;
 }
@@ -134,9 +163,10 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_launch_registers(int consum
 }
 
 /**
- * The registers a consumer thread takes (setmaxnreg), of @p consumers: S (64
- * floats), P (32) and O (D / 2 floats), and what the softmax needs beside
- * them. The producer's FLASH3_PRODUCER_REGS and the consumers' fill what the
+ * The registers a consumer thread takes (setmaxnreg), of @p consumers: S
+ * (bc / 2 floats, flash3_bc()), P (bc / 4) and O (D / 2 floats), and what
+ * the softmax needs beside them: 160 at D = 128 and 176 at 256 (keys of 64).
+ * The producer's FLASH3_PRODUCER_REGS and the consumers' fill what the
  * launch gives: 24 + 2 x 240 = 3 x 168 with two, 24 + 3 x 160 <= 4 x 128
  * with three (O of D = 64).
  */
@@ -148,23 +178,23 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_consumer_registers(int cons
 /**
  * Whether version 3's consumers with rows of @p d_pad elements stage O in
  * shared memory and store it in 16-byte chunks (flash3_stage_o()) rather
- * than store their fragments: at D = 128 that was 8 to 15% faster up to
- * N = 1024; at D = 64, 5 to 9% slower under a causal mask (\ref stage06,
- * measured).
+ * than store their fragments: from D = 128, where at 128 that was 8 to 15%
+ * faster up to N = 1024; at D = 64, 5 to 9% slower under a causal mask
+ * (\ref stage06, measured).
  */
 static inline FA_CONSTEXPR FA_HOST_DEVICE bool flash3_o_staged(int d_pad)
 {
-    return d_pad == 128;
+    return d_pad >= 128;
 }
 
 /**
  * Whether version 3's consumers with rows of @p d_pad elements take turns to
- * issue their products (ping-pong, flash3_kernel): at D = 64 the products
- * are too short to hide a softmax behind.
+ * issue their products (ping-pong, flash3_kernel): from D = 128; at D = 64
+ * the products are too short to hide a softmax behind.
  */
 static inline FA_CONSTEXPR FA_HOST_DEVICE bool flash3_ping_pong(int d_pad)
 {
-    return d_pad == 128;
+    return d_pad >= 128;
 }
 
 /**
@@ -246,7 +276,7 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE bool flash_keys_from_last(int version)
 static inline FA_CONSTEXPR FA_HOST_DEVICE int64_t flash_block_n(int version, int64_t head_dim)
 {
     return version == 1   ? TILE1_BC
-           : version == 3 ? FLASH3_BC
+           : version == 3 ? flash3_bc(flash3_row_elements((int)head_dim))
                           : flash2_bc(tile2_row_elements((int)head_dim));
 }
 

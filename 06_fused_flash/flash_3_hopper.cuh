@@ -8,28 +8,28 @@
  * tiles of one head (flash3_item_tile()), with warpgroups of 128 threads:
  *
  *   warpgroup 0, the producer: one thread issues every TMA copy, per query
- *     tile Q into one of FLASH3_Q_BUFFERS buffers (once the consumers are
+ *     tile Q into one of flash3_q_buffers() buffers (once the consumers are
  *     done with the tile that had it before), then K_t and V_t into a ring
  *     of flash3_stages() stages, each stage waiting on its "empty" barrier
  *     until every consumer is done with it, in the order the consumers use
- *     them (at D = 128, K_{t+1} before V_t); so the next tile's copies run
+ *     them (from D = 128, K_{t+1} before V_t); so the next tile's copies run
  *     while the consumers end this one;
  *   the consumers, flash3_consumers() (two or three), 64 rows each, so a
- *     query tile is 128 or 192 rows (flash3_br()). Per key tile, wait on
- *     K_t's "full" barrier, S = Q K_t^T by wgmma (m64n128k16 steps, both
+ *     query tile is 128 or 192 rows (flash3_br()). Per key tile of
+ *     flash3_bc() keys (128, or 64 past D = 128), wait on K_t's "full"
+ *     barrier, S = Q K_t^T by wgmma (m64n128k16 or m64n64k16 steps, both
  *     from shared memory), release K_t, the online softmax on S's
  *     accumulators, P rounded to T in registers, wait on V_t, O += P V_t by
- *     wgmma (P from registers), release V_t. At D = 128 each tile's P V is
+ *     wgmma (P from registers), release V_t. From D = 128 each tile's P V is
  *     issued after the next tile's S and runs while the softmax of that S
  *     does (overlap), and the two consumers take turns to issue their
- *     products (ping-pong), so one's softmax also overlaps the other's.
- *     At D = 128, at the end of a tile each warp stages its rows of O in
- *     its rows of Q's buffer and stores them in 16-byte chunks
- *     (flash3_stage_o()).
+ *     products (ping-pong), so one's softmax also overlaps the other's; and
+ *     at the end of a tile each warp stages its rows of O in its rows of
+ *     Q's buffer and stores them in 16-byte chunks (flash3_stage_o()).
  *
  * The producer gives its registers back (setmaxnreg) so that the consumers,
- * which hold S (64 floats), P (32 registers) and O (D / 2 floats) a thread,
- * can have more (flash3_consumer_registers()). An item pairs a tile from the
+ * which hold S (bc / 2 floats), P (bc / 4 registers) and O (D / 2 floats) a
+ * thread, can have more (flash3_consumer_registers()). An item pairs a tile from the
  * end with one from the start: under a causal mask every item sees about as
  * many keys, so the blocks, taking items in turn, end together.
  * Tiles are stored as TMA writes them: column blocks of 64 elements (128
@@ -43,8 +43,9 @@
  * zeros, are not stored. In a packed batch (PACKED, \ref stage07) a query
  * tile is one sequence's: past its last key lie the next sequence's, masked,
  * and its last V tile's rows past them are zeroed (flash3_zero_v_tail()).
- * Every mask; bf16 or fp16, d a multiple of 8 up to 128 (D = 64 or 128), O
- * in the input type (fa_attention_supported() refuses the rest, naming why).
+ * Every mask; bf16 or fp16, d a multiple of 8 up to 256 (D = 64, 128, 192
+ * or 256), O in the input type (fa_attention_supported() refuses the rest,
+ * naming why).
  */
 #ifndef FLASH_3_HOPPER_CUH
 #define FLASH_3_HOPPER_CUH
@@ -74,7 +75,7 @@ static __device__ __forceinline__ void flash3_load_tile(T *tile, const CUtensorM
 }
 
 /**
- * A packed sequence's last V tile, @p keep of whose FLASH3_BC rows are its
+ * A packed sequence's last V tile, @p keep of whose flash3_bc(D) rows are its
  * own: the rest, the next sequence's values, become zeros. P is 0 there, but
  * 0 times an infinity is NaN, so values of another sequence must not reach
  * P V at all. The consumer threads (this is @p thread of them) clear whole
@@ -88,10 +89,11 @@ static __device__ __forceinline__ void flash3_zero_v_tail(T *v_tile, int keep, i
     constexpr int BLOCKS = D / FLASH3_COLUMNS;
     constexpr int CONSUMER_THREADS = C * FLASH3_WARPGROUP;
     constexpr int CHUNKS = FLASH3_COLUMNS * (int)sizeof(T) / 16; /* 16-byte chunks of a row */
-    const int rows = FLASH3_BC - keep;
+    constexpr int BC = flash3_bc(D);
+    const int rows = BC - keep;
     for (int i = thread; i < BLOCKS * rows * CHUNKS; i += CONSUMER_THREADS) {
         const int block = i / (rows * CHUNKS), row = keep + i / CHUNKS % rows, chunk = i % CHUNKS;
-        *reinterpret_cast<uint4 *>(v_tile + (block * FLASH3_BC + row) * FLASH3_COLUMNS +
+        *reinterpret_cast<uint4 *>(v_tile + (block * BC + row) * FLASH3_COLUMNS +
                                    chunk * (16 / (int)sizeof(T))) = make_uint4(0, 0, 0, 0);
     }
     fence_proxy_async();
@@ -101,7 +103,7 @@ static __device__ __forceinline__ void flash3_zero_v_tail(T *v_tile, int keep, i
 /** Version 3's shared memory: Q, the ring of K and V tiles, and the barriers that guard them. */
 template <typename T>
 struct flash3_shared {
-    T *q;                         /**< [FLASH3_Q_BUFFERS][BLOCKS][BR][64] */
+    T *q;                         /**< [flash3_q_buffers()][BLOCKS][BR][64] */
     T *k, *v;                     /**< [STAGES][BLOCKS][BC][64] each */
     uint64_t *q_full, *q_empty;   /**< per Q buffer: Q has landed; every consumer is done with it */
     uint64_t *k_full, *v_full;    /**< per stage: the tile has landed */
@@ -122,7 +124,7 @@ struct flash3_tile {
  * False when there is none: end 1 of an odd count's middle item, which is one
  * tile, or a tile past a packed sequence shorter than the longest.
  */
-template <int C, bool PACKED>
+template <int D, int C, bool PACKED>
 static __device__ __forceinline__ bool flash3_tile_of(const fa_attention_params &p, int q_tiles,
                                                       int64_t item, int end, flash3_tile *tile)
 {
@@ -139,7 +141,7 @@ static __device__ __forceinline__ bool flash3_tile_of(const fa_attention_params 
         return false;
     tile->keys = causal_key_tiles(flash_sequence_band(p, tile->seq), tile->row0,
                                   tile->row0 + fa_tile_rows(tile->seq.nq, tile->row0, flash3_br(C)),
-                                  tile->seq.nk, FLASH3_BC);
+                                  tile->seq.nk, flash3_bc(D));
     return true;
 }
 
@@ -151,7 +153,7 @@ static __device__ __forceinline__ bool flash3_tile_of(const fa_attention_params 
  * it. The producer and the consumers both walk through here, so they agree
  * on every tile's Q buffer, ring stages and barrier phases.
  */
-template <int C, bool PACKED, typename F>
+template <int D, int C, bool PACKED, typename F>
 static __device__ __forceinline__ void flash3_walk(const fa_attention_params &p, int q_tiles, int64_t items,
                                                    F visit_tile)
 {
@@ -160,7 +162,7 @@ static __device__ __forceinline__ void flash3_walk(const fa_attention_params &p,
     for (int64_t item = blockIdx.x; item < items; item += gridDim.x)
         for (int end = 0; end < 2; ++end) {
             flash3_tile tile;
-            if (!flash3_tile_of<C, PACKED>(p, q_tiles, item, end, &tile))
+            if (!flash3_tile_of<D, C, PACKED>(p, q_tiles, item, end, &tile))
                 continue;
             visit_tile(tile, q_round++, visit);
             visit += (uint64_t)(tile.keys.end - tile.keys.begin);
@@ -196,39 +198,44 @@ static __device__ __forceinline__ uint32_t flash3_parity(uint64_t visit)
     return ring_parity<flash3_stages(D, C)>(visit);
 }
 
-/** Q's buffer (of FLASH3_Q_BUFFERS) for the @p q_round-th query tile a block walks (from 0). */
+/** Q's buffer (of flash3_q_buffers(D, C)) for the @p q_round-th query tile a block walks (from 0). */
+template <int D, int C>
 static __device__ __forceinline__ int flash3_q_buffer(int q_round)
 {
-    return ring_slot<FLASH3_Q_BUFFERS>(q_round);
+    return ring_slot<flash3_q_buffers(D, C)>(q_round);
 }
 /** The parity of the phase of its buffer's barriers that the @p q_round-th Q completes. */
+template <int D, int C>
 static __device__ __forceinline__ uint32_t flash3_q_parity(int q_round)
 {
-    return ring_parity<FLASH3_Q_BUFFERS>(q_round);
+    return ring_parity<flash3_q_buffers(D, C)>(q_round);
 }
 /** The Q tile (flash3_br(C) rows of D) of the @p q_round-th query tile. */
 template <int D, int C, typename T>
 static __device__ __forceinline__ T *flash3_q_tile(T *q, int q_round)
 {
-    return q + flash3_q_buffer(q_round) * flash3_br(C) * D;
+    return q + flash3_q_buffer<D, C>(q_round) * flash3_br(C) * D;
 }
 
-/** The tile of a K or V @p ring (flash3_stages(D, C) tiles of FLASH3_BC rows of D) at ring position @p position. */
+/**
+ * The tile of a K or V @p ring (flash3_stages(D, C) tiles of flash3_bc(D)
+ * rows of D) at ring position @p position.
+ */
 template <int D, int C, typename T>
 static __device__ __forceinline__ T *flash3_ring_tile(T *ring, uint64_t position)
 {
-    return ring + flash3_stage<D, C>(position) * FLASH3_BC * D;
+    return ring + flash3_stage<D, C>(position) * flash3_bc(D) * D;
 }
 
 /**
  * Whether each key tile's P V is issued after the next tile's S, to run
- * while the softmax of those scores does (flash3_consume()): at D = 128
- * only; at D = 64 it cost 10 to 18 percent (measured on \ref stage06).
+ * while the softmax of those scores does (flash3_consume()): from D = 128;
+ * at D = 64 it cost 10 to 18 percent (measured on \ref stage06).
  */
 template <int D>
 static __device__ __forceinline__ constexpr bool flash3_overlap()
 {
-    return D == 128;
+    return D >= 128;
 }
 
 /**
@@ -248,13 +255,13 @@ static __device__ __forceinline__ void flash3_produce(const flash3_shared<T> &sh
                                                       uint64_t visit)
 {
     constexpr int BLOCKS = D / FLASH3_COLUMNS;
-    constexpr int KV_ELEMENTS = FLASH3_BC * D;
+    constexpr int BC = flash3_bc(D), KV_ELEMENTS = BC * D;
     /* The maps' coordinates: a packed sequence's rows among all rows, in batch entry 0. */
     const int batch = PACKED ? 0 : tile.b;
     const int h_kv = tile.h / (int)(p.heads_q / p.heads_kv);
-    const int buffer = flash3_q_buffer(q_round);
+    const int buffer = flash3_q_buffer<D, C>(q_round);
     /* The buffer's previous round must be released; the first round passes at once. */
-    mbarrier_wait(&sh.q_empty[buffer], flash3_q_parity(q_round) ^ 1);
+    mbarrier_wait(&sh.q_empty[buffer], flash3_q_parity<D, C>(q_round) ^ 1);
     mbarrier_arrive_expect(&sh.q_full[buffer], flash3_br(C) * D * sizeof(T));
     flash3_load_tile<BLOCKS, flash3_br(C), FLASH3_BOX_ROWS>(flash3_q_tile<D, C>(sh.q, q_round), q_map,
                                                          tile.h, (int)tile.seq.first_row + tile.row0,
@@ -266,11 +273,10 @@ static __device__ __forceinline__ void flash3_produce(const flash3_shared<T> &sh
         /* The stage's previous round must be released; the first round passes at once. */
         mbarrier_wait(&empty[st], flash3_parity<D, C>(at) ^ 1);
         mbarrier_arrive_expect(&full[st], KV_ELEMENTS * sizeof(T));
-        flash3_load_tile<BLOCKS, FLASH3_BC, FLASH3_BC>(flash3_ring_tile<D, C>(ring, at), map, h_kv,
-                                                       (int)(tile.seq.first_key + t * FLASH3_BC), batch,
-                                                       &full[st]);
+        flash3_load_tile<BLOCKS, BC, BC>(flash3_ring_tile<D, C>(ring, at), map, h_kv,
+                                         (int)(tile.seq.first_key + t * BC), batch, &full[st]);
     };
-    /* In the consumers' order: with the overlap (D = 128) a tile's P V follows the next one's S. */
+    /* In the consumers' order: with the overlap (D >= 128) a tile's P V follows the next one's S. */
     constexpr int64_t V_LAG = flash3_overlap<D>() ? 1 : 0;
     /* Kept rolled: unrolled (by four at D = 64), the loop keeps several ring positions' shared
      * addresses live, more than FLASH3_PRODUCER_REGS registers hold, and spills (\ref stage06). */
@@ -284,46 +290,53 @@ static __device__ __forceinline__ void flash3_produce(const flash3_shared<T> &sh
     }
 }
 
-/** n8 fragments across a row of S: a consumer thread's S is float[1][FLASH3_FRAGMENTS][4]. */
-constexpr int FLASH3_FRAGMENTS = FLASH3_BC / 8;
+/**
+ * A consumer thread's S of a key tile at rows of D, stage 05's fragments
+ * with MT = 1: the n8 fragments across a row of flash3_bc(D) keys.
+ */
+template <int D>
+using flash3_s = float[1][flash3_bc(D) / 8][4];
+/** Its P rounded to T, as wgmma's A operand: one k16 step's four registers per two fragments. */
+template <int D>
+using flash3_p = uint32_t[flash3_bc(D) / 16][4];
 
-/** S = Q K^T for a consumer's 64 rows of Q (@p q_rows) by wgmma, both operands from shared memory. */
+/**
+ * S = Q K^T for a consumer's 64 rows of Q (@p q_rows) by wgmma, both operands
+ * from shared memory: m64nNk16 steps, N the tile's flash3_bc(D) keys.
+ */
 template <int D, int C, typename T>
-static __device__ __forceinline__ void flash3_issue_s(const T *q_rows, const T *k_tile,
-                                                      float (&s)[1][FLASH3_FRAGMENTS][4])
+static __device__ __forceinline__ void flash3_issue_s(const T *q_rows, const T *k_tile, flash3_s<D> &s)
 {
 #pragma unroll
     for (int ks = 0; ks < D / 16; ++ks) { /* 16 columns: 32 bytes along a swizzled row */
         const int block = ks / 4, step = 2 * (ks % 4);
-        wgmma_scores(T(), reinterpret_cast<float(&)[64]>(s),
+        wgmma_scores(T(), reinterpret_cast<float(&)[flash3_bc(D) / 2]>(s),
                      wgmma_descriptor(q_rows + block * flash3_br(C) * FLASH3_COLUMNS, 1, 64) + step,
-                     wgmma_descriptor(k_tile + block * FLASH3_BC * FLASH3_COLUMNS, 1, 64) + step, ks);
+                     wgmma_descriptor(k_tile + block * flash3_bc(D) * FLASH3_COLUMNS, 1, 64) + step, ks);
     }
     wgmma_commit();
 }
 
 /** O += P V_t by wgmma, P (wgmma's A operand) from registers, V_t from shared memory. */
 template <int D, typename T>
-static __device__ __forceinline__ void flash3_issue_pv(const T *v_tile,
-                                                       uint32_t (&pa)[FLASH3_FRAGMENTS / 2][4],
+static __device__ __forceinline__ void flash3_issue_pv(const T *v_tile, flash3_p<D> &pa,
                                                        float (&o)[1][D / 8][4])
 {
 #pragma unroll
-    for (int kk = 0; kk < FLASH3_FRAGMENTS / 2; ++kk)
+    for (int kk = 0; kk < flash3_bc(D) / 16; ++kk)
 #pragma unroll
         for (int block = 0; block < D / FLASH3_COLUMNS; ++block)
             wgmma_pv(T(), reinterpret_cast<float(&)[32]>(o[0][8 * block]), pa[kk],
-                     wgmma_descriptor(v_tile + (block * FLASH3_BC + 16 * kk) * FLASH3_COLUMNS, 1, 64), 1);
+                     wgmma_descriptor(v_tile + (block * flash3_bc(D) + 16 * kk) * FLASH3_COLUMNS, 1, 64), 1);
     wgmma_commit();
 }
 
 /** wgmma_pin() of O and P, the registers a P V wgmma reads or writes. */
 template <int D>
-static __device__ __forceinline__ void flash3_pin_o_p(float (&o)[1][D / 8][4],
-                                                      uint32_t (&pa)[FLASH3_FRAGMENTS / 2][4])
+static __device__ __forceinline__ void flash3_pin_o_p(float (&o)[1][D / 8][4], flash3_p<D> &pa)
 {
     wgmma_pin(reinterpret_cast<float(&)[D / 2]>(o));
-    wgmma_pin(reinterpret_cast<uint32_t(&)[FLASH3_FRAGMENTS * 2]>(pa));
+    wgmma_pin(reinterpret_cast<uint32_t(&)[flash3_bc(D) / 4]>(pa));
 }
 
 /**
@@ -336,8 +349,8 @@ static __device__ __forceinline__ void flash3_await_v(const flash3_shared<T> &sh
                                                       int64_t t, int64_t nk)
 {
     mbarrier_wait(&sh.v_full[flash3_stage<D, C>(position)], flash3_parity<D, C>(position));
-    const int64_t key0 = t * FLASH3_BC;
-    if (PACKED && key0 + FLASH3_BC > nk)
+    const int64_t key0 = t * flash3_bc(D);
+    if (PACKED && key0 + flash3_bc(D) > nk)
         flash3_zero_v_tail<D, C>(flash3_ring_tile<D, C>(sh.v, position),
                                                (int)(nk - key0), threadIdx.x - FLASH3_WARPGROUP);
 }
@@ -347,39 +360,38 @@ static __device__ __forceinline__ void flash3_await_v(const flash3_shared<T> &sh
  * of @p tile, for the 16 rows from @p warp_row0; @p alpha rescales O once
  * the P V before it is done.
  */
-static __device__ __forceinline__ void flash3_softmax(float (&s)[1][FLASH3_FRAGMENTS][4],
-                                                      float (&m)[1][2], float (&l)[1][2],
+template <int D>
+static __device__ __forceinline__ void flash3_softmax(flash3_s<D> &s, float (&m)[1][2], float (&l)[1][2],
                                                       float (&alpha)[1][2], float c,
                                                       const fa_attention_params &p,
                                                       const flash3_tile &tile, int64_t t,
                                                       int64_t warp_row0)
 {
+    constexpr int FRAGMENTS = flash3_bc(D) / 8;
     if (causal_tile_masked(tile.keys, t)) /* also a tail tile: its keys past nk are TMA's zeros */
-        causal2_mask<1, FLASH3_FRAGMENTS>(s, flash_sequence_band(p, tile.seq), warp_row0,
-                                          t * FLASH3_BC, tile.seq.nk);
+        causal2_mask<1, FRAGMENTS>(s, flash_sequence_band(p, tile.seq), warp_row0, t * flash3_bc(D),
+                                   tile.seq.nk);
     float m_new[1][2];
-    tile2_rowmax<1, FLASH3_FRAGMENTS>(s, m, m_new);
-    tile2_exp<1, FLASH3_FRAGMENTS>(s, m, m_new, c, alpha);
-    tile2_rowsum<1, FLASH3_FRAGMENTS>(l, alpha, s);
+    tile2_rowmax<1, FRAGMENTS>(s, m, m_new);
+    tile2_exp<1, FRAGMENTS>(s, m, m_new, c, alpha);
+    tile2_rowsum<1, FRAGMENTS>(l, alpha, s);
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh)
         m[0][hh] = m_new[0][hh];
 }
 
 /** P rounded to T as wgmma's A operand, all of it before the first P V wgmma (\ref stage06, pitfalls). */
-template <typename T>
-static __device__ __forceinline__ void flash3_round_p(float (&s)[1][FLASH3_FRAGMENTS][4],
-                                                      uint32_t (&pa)[FLASH3_FRAGMENTS / 2][4])
+template <int D, typename T>
+static __device__ __forceinline__ void flash3_round_p(flash3_s<D> &s, flash3_p<D> &pa)
 {
 #pragma unroll
-    for (int kk = 0; kk < FLASH3_FRAGMENTS / 2; ++kk)
+    for (int kk = 0; kk < flash3_bc(D) / 16; ++kk)
         tile2_p_fragment<T>(s[0][2 * kk], s[0][2 * kk + 1], pa[kk]);
 }
 
 /** The P V wgmma is done: O and P are this thread's again, V's stage (@p v_empty) the producer's. */
 template <int D>
-static __device__ __forceinline__ void flash3_finish_pv(float (&o)[1][D / 8][4],
-                                                        uint32_t (&pa)[FLASH3_FRAGMENTS / 2][4],
+static __device__ __forceinline__ void flash3_finish_pv(float (&o)[1][D / 8][4], flash3_p<D> &pa,
                                                         uint64_t *v_empty)
 {
     wgmma_wait<0>();
@@ -390,8 +402,7 @@ static __device__ __forceinline__ void flash3_finish_pv(float (&o)[1][D / 8][4],
 /** P V_t at ring position @p position, issued and waited for at once. */
 template <int D, int C, bool PACKED, typename T>
 static __device__ __forceinline__ void flash3_pv_now(const flash3_shared<T> &sh, uint64_t position,
-                                                     int64_t t, int64_t nk,
-                                                     uint32_t (&pa)[FLASH3_FRAGMENTS / 2][4],
+                                                     int64_t t, int64_t nk, flash3_p<D> &pa,
                                                      float (&o)[1][D / 8][4])
 {
     flash3_await_v<D, C, PACKED>(sh, position, t, nk);
@@ -554,7 +565,7 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
 #pragma unroll
         for (int e = 0; e < 4; ++e)
             o[0][n][e] = 0.0f;
-    mbarrier_wait(&sh.q_full[flash3_q_buffer(q_round)], flash3_q_parity(q_round));
+    mbarrier_wait(&sh.q_full[flash3_q_buffer<D, C>(q_round)], flash3_q_parity<D, C>(q_round));
 
     /* Ping-pong (flash3_kernel): a consumer issues its products in its turn. */
     constexpr bool PING_PONG = flash3_ping_pong(D);
@@ -568,8 +579,8 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
      * first tile has no P V before it, the last one's comes after the loop. Without it each
      * tile's P V follows its softmax. */
     constexpr bool OVERLAP = flash3_overlap<D>();
-    float s[1][FLASH3_FRAGMENTS][4];
-    uint32_t pa[FLASH3_FRAGMENTS / 2][4]; /* P of the tile whose P V is still to issue */
+    flash3_s<D> s;
+    flash3_p<D> pa; /* P of the tile whose P V is still to issue */
 
     if (tiles.end > tiles.begin) { /* the first tile: S, its softmax (O is still zero), P */
         mbarrier_wait(&sh.k_full[flash3_stage<D, C>(visit)], flash3_parity<D, C>(visit));
@@ -580,11 +591,11 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
         if (PING_PONG)
             named_barrier_arrive<PAIR>(their_turn);
         wgmma_wait<0>();
-        wgmma_pin(reinterpret_cast<float(&)[64]>(s));
+        wgmma_pin(reinterpret_cast<float(&)[flash3_bc(D) / 2]>(s));
         mbarrier_arrive(&sh.k_empty[flash3_stage<D, C>(visit)]); /* S is in registers: K may be overwritten */
         float alpha[1][2];
-        flash3_softmax(s, m, l, alpha, c, p, tile, tiles.begin, warp_row0);
-        flash3_round_p<T>(s, pa);
+        flash3_softmax<D>(s, m, l, alpha, c, p, tile, tiles.begin, warp_row0);
+        flash3_round_p<D, T>(s, pa);
         if (!OVERLAP)
             flash3_pv_now<D, C, PACKED>(sh, visit, tiles.begin, tile.seq.nk, pa, o);
     }
@@ -606,21 +617,21 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
         if (PING_PONG)
             named_barrier_arrive<PAIR>(their_turn);
         wgmma_wait<OVERLAP ? 1 : 0>(); /* S_t is done; P_{t-1} V_{t-1} may still run */
-        wgmma_pin(reinterpret_cast<float(&)[64]>(s));
+        wgmma_pin(reinterpret_cast<float(&)[flash3_bc(D) / 2]>(s));
         mbarrier_arrive(&sh.k_empty[flash3_stage<D, C>(at)]);
         float alpha[1][2];
-        flash3_softmax(s, m, l, alpha, c, p, tile, t, warp_row0);
+        flash3_softmax<D>(s, m, l, alpha, c, p, tile, t, warp_row0);
         if (OVERLAP)
             flash3_finish_pv<D>(o, pa, &sh.v_empty[flash3_stage<D, C>(before)]);
         tile2_rescale<D, 1>(o, alpha);
-        flash3_round_p<T>(s, pa);
+        flash3_round_p<D, T>(s, pa);
         if (!OVERLAP)
             flash3_pv_now<D, C, PACKED>(sh, at, t, tile.seq.nk, pa, o);
     }
     /* Every S is done: unless O is staged in Q's rows, the producer may copy a later tile's Q
      * into this one's buffer. */
     if (!flash3_o_staged(D))
-        mbarrier_arrive(&sh.q_empty[flash3_q_buffer(q_round)]);
+        mbarrier_arrive(&sh.q_empty[flash3_q_buffer<D, C>(q_round)]);
     if (OVERLAP && tiles.end > tiles.begin) /* the last tile's P V */
         flash3_pv_now<D, C, PACKED>(sh, visit + (uint64_t)(tiles.end - 1 - tiles.begin), tiles.end - 1,
                                  tile.seq.nk, pa, o);
@@ -635,7 +646,7 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
         /* O is back out of Q's buffer: the producer may copy a later tile's Q into it (TMA, the
          * async proxy, after these generic-proxy writes and reads). */
         fence_proxy_async();
-        mbarrier_arrive(&sh.q_empty[flash3_q_buffer(q_round)]);
+        mbarrier_arrive(&sh.q_empty[flash3_q_buffer<D, C>(q_round)]);
         flash3_write_o<D, PACKED, T>(chunks, lse, p, tile, warp_row0);
     } else {
         flash3_write_o_fragments<D, PACKED, T>(o, lse, p, tile, warp_row0);
@@ -651,7 +662,7 @@ static __device__ __forceinline__ void flash3_consume(const flash3_shared<T> &sh
  * FLASH3_CAUSAL_THREE_ROWS rows) and query tiles of flash3_br(C) rows.
  * @p q_map, @p k_map, @p v_map: tensor maps of q, k and v with coordinates
  * (column, head, row, batch), boxes of 64 columns by FLASH3_BOX_ROWS (Q) or
- * FLASH3_BC (K, V) rows; a packed batch's maps have one batch entry.
+ * flash3_bc(D) (K, V) rows; a packed batch's maps have one batch entry.
  */
 template <typename T, int D, int C, bool PACKED>
 __global__ void __launch_bounds__(flash3_threads(C), 1)
@@ -662,31 +673,32 @@ __global__ void __launch_bounds__(flash3_threads(C), 1)
     static_assert(D % FLASH3_COLUMNS == 0, "rows are whole column blocks of 128 bytes");
     /* setmaxnreg moves registers between warpgroups within what the launch gave the block
      * (flash3_launch_registers() a thread): an increase beyond it waits forever. */
-    constexpr int STAGES = flash3_stages(D, C);
+    constexpr int STAGES = flash3_stages(D, C), Q_BUFFERS = flash3_q_buffers(D, C);
+    static_assert(STAGES >= 1, "the ring has a stage for K and one for V");
     static_assert(FLASH3_PRODUCER_REGS + C * flash3_consumer_registers(C) <=
                       (1 + C) * flash3_launch_registers(C),
                   "the warpgroups' registers fit what the launch gives the block");
-    static_assert(flash3_shared_bytes(D, C) + sizeof(uint64_t) * (2 * FLASH3_Q_BUFFERS + 4 * STAGES) <=
+    static_assert(flash3_shared_bytes(D, C) + sizeof(uint64_t) * (2 * Q_BUFFERS + 4 * STAGES) <=
                       FLASH3_SHARED_LIMIT,
                   "the tiles and the barriers fit a block's shared memory");
-    constexpr int KV_ELEMENTS = FLASH3_BC * D;
+    constexpr int KV_ELEMENTS = flash3_bc(D) * D;
     extern __shared__ unsigned char flash3_bytes[];
-    __shared__ uint64_t barriers[2 * FLASH3_Q_BUFFERS + 4 * STAGES];
+    __shared__ uint64_t barriers[2 * Q_BUFFERS + 4 * STAGES];
     /* The 128-byte swizzle is a function of the address, repeating every FLASH3_ALIGN bytes. */
     const uint32_t misalignment = shared_address(flash3_bytes) % FLASH3_ALIGN;
     flash3_shared<T> sh;
     sh.q = reinterpret_cast<T *>(flash3_bytes + (FLASH3_ALIGN - misalignment) % FLASH3_ALIGN);
-    sh.k = sh.q + FLASH3_Q_BUFFERS * flash3_br(C) * D;
+    sh.k = sh.q + Q_BUFFERS * flash3_br(C) * D;
     sh.v = sh.k + STAGES * KV_ELEMENTS;
     sh.q_full = &barriers[0];
-    sh.q_empty = sh.q_full + FLASH3_Q_BUFFERS;
-    sh.k_full = sh.q_empty + FLASH3_Q_BUFFERS;
+    sh.q_empty = sh.q_full + Q_BUFFERS;
+    sh.k_full = sh.q_empty + Q_BUFFERS;
     sh.v_full = sh.k_full + STAGES;
     sh.k_empty = sh.v_full + STAGES;
     sh.v_empty = sh.k_empty + STAGES;
     constexpr int CONSUMER_THREADS = C * FLASH3_WARPGROUP;
     if (threadIdx.x == 0) {
-        for (int b = 0; b < FLASH3_Q_BUFFERS; ++b) {
+        for (int b = 0; b < Q_BUFFERS; ++b) {
             mbarrier_init(&sh.q_full[b], 1);
             mbarrier_init(&sh.q_empty[b], CONSUMER_THREADS);
         }
@@ -705,7 +717,7 @@ __global__ void __launch_bounds__(flash3_threads(C), 1)
         registers_release<FLASH3_PRODUCER_REGS>();
         if (threadIdx.x != 0)
             return;
-        flash3_walk<C, PACKED>(p, q_tiles, items,
+        flash3_walk<D, C, PACKED>(p, q_tiles, items,
                                [&](const flash3_tile &tile, int q_round, uint64_t visit) {
                                    flash3_produce<D, C, PACKED>(sh, &q_map, &k_map, &v_map, p, tile,
                                                                 q_round, visit);
@@ -720,12 +732,12 @@ __global__ void __launch_bounds__(flash3_threads(C), 1)
      * barrier (all 256 consumer threads: its own sync, the other's arrive), issues, and gives
      * the other its turn. The turns run on across the block's tiles: consumer 1 gives consumer
      * 0 the first turn, and consumer 0 takes the turn consumer 1 gives after its last tile, so
-     * that each barrier ends balanced. D = 128 only: at D = 64 the products are too short to
+     * that each barrier ends balanced. From D = 128: at D = 64 the products are too short to
      * hide a softmax behind, and the turns cost it about a tenth (measured on \ref stage06). */
     const int consumer = threadIdx.x / FLASH3_WARPGROUP - 1;
     if (flash3_ping_pong(D) && consumer == 1)
         named_barrier_arrive<CONSUMER_THREADS>(FLASH3_TURN_BARRIER);
-    flash3_walk<C, PACKED>(p, q_tiles, items, [&](const flash3_tile &tile, int q_round, uint64_t visit) {
+    flash3_walk<D, C, PACKED>(p, q_tiles, items, [&](const flash3_tile &tile, int q_round, uint64_t visit) {
         flash3_consume<T, D, C, PACKED>(sh, p, tile, q_round, visit, scale);
     });
     if (flash3_ping_pong(D) && consumer == 0)

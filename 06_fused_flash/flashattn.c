@@ -58,10 +58,6 @@ size_t fa_attention_params_size(void)
  */
 static const char *hopper_call_refusal(const fa_attention_params *p, char *why, size_t cap)
 {
-    if (p->head_dim > FLASH3_MAX_D) { /* the rest of what d must be is v2's to say */
-        snprintf(why, cap, "head_dim = %lld (v3 takes up to %d)", (long long)p->head_dim, FLASH3_MAX_D);
-        return why;
-    }
     if (p->o_fp32) {
         snprintf(why, cap, "o_fp32 (v3 writes o in the input dtype)");
         return why;

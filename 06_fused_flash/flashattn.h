@@ -62,7 +62,7 @@ typedef enum fa_variant {
     FA_VARIANT_CUDA_CORES = 1,   /**< v1: fp32 on CUDA cores; any dtype, any head dim up to 256 */
     FA_VARIANT_TENSOR_CORES = 2, /**< v2: mma.sync (sm_80+), FlashAttention-2's structure; bf16/fp16 */
     FA_VARIANT_HOPPER = 3,       /**< v3: wgmma and TMA, warp-specialised (compute capability 9.0);
-                                      bf16/fp16, head dim a multiple of 8 up to 128, o in the input dtype, any
+                                      bf16/fp16, head dim a multiple of 8 up to 256, o in the input dtype, any
                                       mask, plain or packed, nk >= 1 */
 } fa_variant;
 

@@ -122,18 +122,28 @@ static fa_status launch3(const fa_attention_params *p, const CUtensorMap maps[3]
     return FA_OK;
 }
 
-/** launch3() for the call's head dimension, consumers (flash3_consumers()) and batch kind. */
+/** launch3() of rows of D elements with C consumers for the call's batch kind. */
+template <typename T, int D, int C>
+static fa_status launch3_packed_or_not(const fa_attention_params *p, const CUtensorMap maps[3],
+                                       cudaStream_t stream)
+{
+    return p->cu_seqlens_q != NULL ? launch3<T, D, C, true>(p, maps, stream)
+                                   : launch3<T, D, C, false>(p, maps, stream);
+}
+
+/** launch3() for the call's rows (flash3_row_elements()), consumers (flash3_consumers()) and batch kind. */
 template <typename T>
 static fa_status launch3_for(const fa_attention_params *p, const CUtensorMap maps[3], cudaStream_t stream)
 {
-    const bool packed = p->cu_seqlens_q != NULL;
-    if (flash3_row_elements((int)p->head_dim) == 128)
-        return packed ? launch3<T, 128, 2, true>(p, maps, stream)
-                      : launch3<T, 128, 2, false>(p, maps, stream);
-    if (flash3_consumers((int)p->head_dim, p->mask, flash_grid_rows(p)) == 3)
-        return packed ? launch3<T, 64, 3, true>(p, maps, stream)
-                      : launch3<T, 64, 3, false>(p, maps, stream);
-    return packed ? launch3<T, 64, 2, true>(p, maps, stream) : launch3<T, 64, 2, false>(p, maps, stream);
+    switch (flash3_row_elements((int)p->head_dim)) {
+    case 64:
+        return flash3_consumers((int)p->head_dim, p->mask, flash_grid_rows(p)) == 3
+                   ? launch3_packed_or_not<T, 64, 3>(p, maps, stream)
+                   : launch3_packed_or_not<T, 64, 2>(p, maps, stream);
+    case 128: return launch3_packed_or_not<T, 128, 2>(p, maps, stream);
+    case 192: return launch3_packed_or_not<T, 192, 2>(p, maps, stream);
+    default: return launch3_packed_or_not<T, 256, 2>(p, maps, stream);
+    }
 }
 
 fa_status flash3_launch(const fa_attention_params *p, cudaStream_t stream)
@@ -143,13 +153,14 @@ fa_status flash3_launch(const fa_attention_params *p, cudaStream_t stream)
     PFN_cuTensorMapEncodeTiled_v12000 encode = NULL;
     FA_TRY(encode_function(&encode));
     CUtensorMap maps[3];
+    const int bc = flash3_bc(flash3_row_elements((int)p->head_dim));
     const int64_t entries = flash_batch_entries(p); /* a packed batch: one entry of all rows */
     FA_TRY(tensor_map(&maps[0], encode, "q", p->q, p->dtype, entries, p->nq, p->heads_q,
                       p->head_dim, p->q_strides, FLASH3_BOX_ROWS));
     FA_TRY(tensor_map(&maps[1], encode, "k", p->k, p->dtype, entries, p->nk, p->heads_kv,
-                      p->head_dim, p->k_strides, FLASH3_BC));
+                      p->head_dim, p->k_strides, bc));
     FA_TRY(tensor_map(&maps[2], encode, "v", p->v, p->dtype, entries, p->nk, p->heads_kv,
-                      p->head_dim, p->v_strides, FLASH3_BC));
+                      p->head_dim, p->v_strides, bc));
     return p->dtype == FA_F16 ? launch3_for<__half>(p, maps, stream)
                               : launch3_for<__nv_bfloat16>(p, maps, stream);
 }

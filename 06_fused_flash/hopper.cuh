@@ -221,6 +221,16 @@ static __device__ __forceinline__ void registers_claim(void)
                      : FLASH3_F64(d)                                                                \
                      : "l"(a), "l"(b), "r"(accumulate));                                            \
     }                                                                                               \
+    /* The same over 64 keys, m64n64k16 (key tiles of 64: flash3_bc()). */                          \
+    static __device__ __forceinline__ void wgmma_scores(T, float(&d)[32], uint64_t a, uint64_t b,  \
+                                                        int accumulate)                            \
+    {                                                                                               \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                   \
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32." PTX "." PTX " " FLASH3_ACC32     \
+                     ", %32, %33, p, 1, 1, 0, 0;\n}\n"                                               \
+                     : FLASH3_F32(d)                                                                \
+                     : "l"(a), "l"(b), "r"(accumulate));                                            \
+    }                                                                                               \
     /* O (+)= P V, one m64n64k16 step: P from registers (mma.sync's A fragment, 4 x 2             \
        elements), V stored [key][column] (MN-major: the transpose flag, the last 1). */           \
     static __device__ __forceinline__ void wgmma_pv(T, float(&d)[32], const uint32_t(&a)[4],       \

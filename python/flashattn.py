@@ -472,7 +472,7 @@ def forward(q, k, v, *, causal=False, window=None, scale=None, return_lse=False,
     scale: None for 1 / sqrt(D). return_lse: also return lse [B, Hq, Nq] float32 (natural
     log; -inf on rows with no key). variant: "auto" (v3 where it runs and D >= 40,
     else v2, else v1), "v1" (CUDA cores), "v2" (tensor cores) or "v3" (Hopper:
-    compute capability 9.0, D a multiple of 8 up to 128, o in q's dtype). out: o's
+    compute capability 9.0, D a multiple of 8 up to 256, o in q's dtype). out: o's
     storage (shape of q, q's dtype or float32), allocated contiguous when None. lse:
     lse's storage. stream: a cudaStream_t (int) or an object with .cuda_stream;
     default PyTorch's current stream for torch tensors, else the legacy default stream 0.

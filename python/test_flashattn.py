@@ -89,10 +89,9 @@ def test_variant_chosen(lib):
     assert flashattn.supported(**fake_call(typestr="<f4")) == "v1 CUDA cores"
     bhnd = fake_call(q_shape=(2, 6, 10, 64), kv_shape=(2, 3, 12, 64))
     assert flashattn.supported(**bhnd, layout="bhnd") == auto_16_bit()
-    d160 = fake_call(q_shape=(2, 10, 6, 160), kv_shape=(2, 12, 3, 160))
-    assert flashattn.supported(**d160) == "v2 tensor cores"  # v3 takes d up to 128
-    d96 = fake_call(q_shape=(2, 10, 6, 96), kv_shape=(2, 12, 3, 96))
-    assert flashattn.supported(**d96) == auto_16_bit()
+    for d in (96, 160, 256):
+        call = fake_call(q_shape=(2, 10, 6, d), kv_shape=(2, 12, 3, d))
+        assert flashattn.supported(**call) == auto_16_bit()
     d32 = fake_call(q_shape=(2, 10, 6, 32), kv_shape=(2, 12, 3, 32))
     assert flashattn.supported(**d32) == "v2 tensor cores"  # "auto" leaves d <= 32 to v2
     if auto_16_bit() == "v3 Hopper":  # which v3 runs by name
@@ -108,9 +107,9 @@ def expect_error(call, status_name, *fragments, **kwargs):
 
 
 def test_v3_refusals_name_the_reason(lib):
-    d160 = fake_call(q_shape=(2, 10, 6, 160), kv_shape=(2, 12, 3, 160))
-    expect_error(d160, "FA_ERR_UNSUPPORTED", "v3 Hopper cannot run this call",
-                 "head_dim = 160 (v3 takes up to 128)", variant="v3")
+    expect_error(fake_call(out_typestr="<f4"), "FA_ERR_UNSUPPORTED",
+                 "v3 Hopper cannot run this call", "o_fp32 (v3 writes o in the input dtype)",
+                 variant="v3")
     try:  # a mask is no reason: refused, where it is, for the device alone
         assert flashattn.supported(**fake_call(), variant="v3", causal=True) == "v3 Hopper"
     except flashattn.Error as refusal:
@@ -365,7 +364,7 @@ def test_output_fa2_grid(lib, torch, d, seqlens, dtype, mha_type, layout):
                   variant="v2" if d % 8 == 0 else "v1")  # by name: "auto" would take v3
 
 
-@fa2_grid([d for d in HEAD_DIMS if d % 8 == 0 and d <= 128])
+@fa2_grid([d for d in HEAD_DIMS if d % 8 == 0])
 def test_output_hopper_fa2_grid(lib, torch, d, seqlens, dtype, mha_type, layout):
     """v3 asked for by name, on the grid's cases it takes (compute capability 9.0 only)."""
     if torch.cuda.get_device_capability() != (9, 0):
@@ -473,8 +472,9 @@ def masked_reference(torch, q, k, v, dtype, scale, kwargs):
 
 def head_dim_of(variant, dtype):
     """The head dim a test of masks or packed batches runs @p variant at: one v2 does not
-    take for v1; for v3 one padded to each of its row widths (64, 128), one per dtype."""
-    return {"v1": 40, "v2": 64, "v3": 40 if dtype == "bfloat16" else 96}[variant]
+    take for v1; for v3 one padded to rows of 64 (keys of 128 a tile) and one to rows of 256
+    (keys of 64), one per dtype."""
+    return {"v1": 40, "v2": 64, "v3": 40 if dtype == "bfloat16" else 200}[variant]
 
 
 def skip_unless_v3_runs(torch, variant):

@@ -94,8 +94,7 @@ static const struct {
     {127, 513},   {239, 1},     {799, 3},     {1, 1},
 };
 static const int64_t V1_DIMS[] = {32, 40, 59, 64, 96, 111, 128, 160, 192, 224, 256};
-static const int64_t V2_DIMS[] = {32, 64, 96, 128, 160, 192, 224, 256};
-static const int64_t V3_DIMS[] = {32, 64, 96, 128};
+static const int64_t TENSOR_CORE_DIMS[] = {32, 64, 96, 128, 160, 192, 224, 256}; /* v2 and v3 */
 
 /** Batch and heads of MHA, GQA and MQA cases: 4, 4 and 6 query heads in all. */
 static const struct {
@@ -116,12 +115,8 @@ int flash_grid_head_dims(int version, const int64_t **dims)
         *dims = V1_DIMS;
         return FA_COUNT_OF(V1_DIMS);
     }
-    if (version == 2) {
-        *dims = V2_DIMS;
-        return FA_COUNT_OF(V2_DIMS);
-    }
-    *dims = V3_DIMS;
-    return FA_COUNT_OF(V3_DIMS);
+    *dims = TENSOR_CORE_DIMS;
+    return FA_COUNT_OF(TENSOR_CORE_DIMS);
 }
 
 /** True when pair @p pair (shape-major: shape * dims + dim) is run with @p quick. */

@@ -292,10 +292,10 @@ static void test_methods(fa_tests *t)
         {FA_BF16, 64, false, FA_VARIANT_TENSOR_CORES, true, 128},
         {FA_BF16, 64, true, FA_VARIANT_AUTO, true, 128},
         {FA_F16, 128, false, FA_VARIANT_TENSOR_CORES, true, 64},
-        {FA_BF16, 256, false, FA_VARIANT_AUTO, true, 64},
+        {FA_BF16, 256, true, FA_VARIANT_AUTO, true, 64},
         {FA_F16, 40, true, FA_VARIANT_AUTO, true, 128},
         {FA_BF16, 8, false, FA_VARIANT_TENSOR_CORES, true, 128},
-        {FA_BF16, 144, false, FA_VARIANT_AUTO, true, 64},
+        {FA_BF16, 144, true, FA_VARIANT_AUTO, true, 64},
         {FA_BF16, 136, false, FA_VARIANT_TENSOR_CORES, true, 64},
         {FA_F32, 64, false, FA_VARIANT_AUTO, false, TILE1_BC},
         {FA_F32, 256, true, FA_VARIANT_CUDA_CORES, false, TILE1_BC},
@@ -405,9 +405,7 @@ static void expect_hopper_refusal(fa_tests *t, fa_attention_params p, fa_status 
 static void test_hopper_refusals(fa_tests *t)
 {
     const fa_status UNSUPPORTED = FA_ERR_UNSUPPORTED;
-    fa_attention_params p = fake_call(FA_BF16, 136);
-    expect_hopper_refusal(t, p, UNSUPPORTED, "head_dim = 136 (v3 takes up to 128)", "d 136");
-    p = fake_call(FA_BF16, 60);
+    fa_attention_params p = fake_call(FA_BF16, 60);
     expect_hopper_refusal(t, p, UNSUPPORTED, "v3 Hopper needs what v2 needs: fa_attention: "
                           "variant v2 tensor cores cannot run this call: head_dim = 60", "d 60");
     p = fake_call(FA_BF16, 64);
@@ -429,12 +427,13 @@ static void test_hopper_refusals(fa_tests *t)
     p.variant = (fa_variant)4;
     FA_EXPECT_STATUS(t, fa_attention_supported(&p, NULL), FA_ERR_INVALID_ARGUMENT,
                      "FA_VARIANT_TENSOR_CORES or FA_VARIANT_HOPPER", "variant 4");
-    p = fake_call(FA_BF16, 160);
+    p = fake_call(FA_BF16, 64);
+    p.o_fp32 = true;
     p.nq = 0;
     p.variant = FA_VARIANT_HOPPER;
     fa_variant chosen = FA_VARIANT_AUTO;
     FA_EXPECT(t, fa_attention_supported(&p, &chosen) == FA_OK && chosen == FA_VARIANT_HOPPER,
-              "an empty call asked of v3 is a no-op: %s", fa_last_error());
+              "an empty call asked of v3 (fp32 o) is a no-op: %s", fa_last_error());
 }
 
 /**
@@ -459,10 +458,7 @@ static void test_auto_choice(fa_tests *t)
     p.o_fp32 = true;
     FA_EXPECT(t, fa_attention_supported(&p, &chosen) == FA_OK && chosen == FA_VARIANT_TENSOR_CORES,
               "auto, fp32 o (v3 refuses it): chose %s", fa_attention_variant_name(chosen));
-    p = fake_call(FA_F16, 160);
-    FA_EXPECT(t, fa_attention_supported(&p, &chosen) == FA_OK && chosen == FA_VARIANT_TENSOR_CORES,
-              "auto, d 160 (v3 refuses it): chose %s", fa_attention_variant_name(chosen));
-    static const int64_t V3_DIMS[] = {FLASH3_AUTO_MIN_D, 96};
+    static const int64_t V3_DIMS[] = {FLASH3_AUTO_MIN_D, 96, 136, 256};
     for (int i = 0; i < FA_COUNT_OF(V3_DIMS); ++i) {
         p = fake_call(FA_BF16, V3_DIMS[i]);
         FA_EXPECT(t, fa_attention_supported(&p, &chosen) == FA_OK && chosen == expected,
@@ -705,7 +701,7 @@ static void test_v3_items(fa_tests *t)
 /**
  * Version 3's consumers: three at D = 64 (d up to 64) without a mask, and
  * under a causal mask from FLASH3_CAUSAL_THREE_ROWS query rows on; two below
- * that, under a window whatever the rows, and at D = 128 (d from 72).
+ * that, under a window whatever the rows, and from D = 128 (d from 72).
  */
 static void test_v3_consumers(fa_tests *t)
 {
@@ -728,12 +724,35 @@ static void test_v3_consumers(fa_tests *t)
                  {64, FA_MASK_CAUSAL_BOTTOM_RIGHT, EDGE, 3},
                  {64, FA_MASK_WINDOW, 1 << 20, 2},
                  {128, FA_MASK_NONE, 1 << 20, 2},
-                 {128, FA_MASK_CAUSAL_TOP_LEFT, 1 << 20, 2}};
+                 {128, FA_MASK_CAUSAL_TOP_LEFT, 1 << 20, 2},
+                 {136, FA_MASK_NONE, 1 << 20, 2},
+                 {256, FA_MASK_CAUSAL_BOTTOM_RIGHT, 1 << 20, 2}};
     for (int i = 0; i < FA_COUNT_OF(cases); ++i) {
         const int consumers = flash3_consumers(cases[i].d, cases[i].mask, cases[i].rows);
         FA_EXPECT(t, consumers == cases[i].consumers, "d = %d, mask %d, %lld rows: %d consumers, want %d",
                   cases[i].d, (int)cases[i].mask, (long long)cases[i].rows, consumers,
                   cases[i].consumers);
+    }
+}
+
+/**
+ * Version 3's tiles for each row width D: keys of 128 up to D = 128, then 64;
+ * two Q buffers up to D = 192, then one; K/V rings of at least two stages;
+ * all of it within a block's shared memory.
+ */
+static void test_v3_tiles(fa_tests *t)
+{
+    static const struct {
+        int d_pad, consumers, bc, q_buffers, stages;
+    } cases[] = {{64, 3, 128, 2, 5}, {64, 2, 128, 2, 6}, {128, 2, 128, 2, 2},
+                 {192, 2, 64, 2, 2}, {256, 2, 64, 1, 2}};
+    for (int i = 0; i < FA_COUNT_OF(cases); ++i) {
+        const int d = cases[i].d_pad, c = cases[i].consumers;
+        const size_t bytes = flash3_shared_bytes(d, c);
+        FA_EXPECT(t, flash3_bc(d) == cases[i].bc && flash3_q_buffers(d, c) == cases[i].q_buffers &&
+                         flash3_stages(d, c) == cases[i].stages && bytes <= FLASH3_SHARED_LIMIT,
+                  "D = %d, %d consumers: keys %d, %d Q buffers, %d stages, %zu bytes", d, c,
+                  flash3_bc(d), flash3_q_buffers(d, c), flash3_stages(d, c), bytes);
     }
 }
 
@@ -1068,7 +1087,7 @@ static void test_method_ablation(fa_tests *t)
  * must be refused for the device and nothing else): the library's choice and
  * method, and the driver's M23 check of version 3 alone, its own grid
  * (flash_grid_spec(3, ...)) through fa_attention_forward() with canaries,
- * judged by the method v3 declares (key tiles of FLASH3_BC). The learner has
+ * judged by the method v3 declares (key tiles of flash3_bc()). The learner has
  * no version 3: asked for it, the driver says so.
  */
 static void test_hopper(fa_tests *t)
@@ -1087,14 +1106,14 @@ static void test_hopper(fa_tests *t)
     }
     fa_attn_method m;
     FA_EXPECT(t, chosen == FA_VARIANT_HOPPER && fa_attention_method(&probe, &m) == FA_OK &&
-                     m.accumulation == FA_ACCUM_TENSOR_CORE && m.block_n == FLASH3_BC &&
+                     m.accumulation == FA_ACCUM_TENSOR_CORE && m.block_n == flash3_bc(128) &&
                      m.p_dtype == FA_F16 && !m.l_from_rounded_p,
               "v3's method: chose %s, block_n %lld, P %s", fa_attention_variant_name(chosen),
               (long long)m.block_n, fa_dtype_name(m.p_dtype));
     const fa_result r = fa_stage_check(&stage06, 23, FA_IMPL_REFERENCE, &only_v3);
     FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == flash_grid_count(3, false) &&
-                     r.cases == 64,
-              "v3's M23 check: %s: %s (%d cases; the grid has %d, 16 shapes x 4 head dims)",
+                     r.cases == 128,
+              "v3's M23 check: %s: %s (%d cases; the grid has %d, 16 shapes x 8 head dims)",
               fa_outcome_name(r.outcome), r.detail, r.cases, flash_grid_count(3, false));
     /* Three blocks: each walks several work items of most cases, Q and the ring reused across
      * them (with a block per SM, the grid's small cases give most blocks one item). */
@@ -1384,7 +1403,7 @@ int main(int argc, char **argv)
         test_strides,  test_scale,               test_variant_names,   test_hopper_refusals,
         test_auto_choice, test_fixtures,         test_grid,            test_judge,
         test_driver_flags, test_spec_refusal,    test_v3_items,        test_v3_consumers,
-        test_walk_patterns,
+        test_walk_patterns, test_v3_tiles,
     };
 #if FA_HAVE_CUDA
     static const fa_test_fn gpu[] = {

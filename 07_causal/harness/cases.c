@@ -61,8 +61,8 @@ flash_spec causal_grid_spec(int version, bool quick, int index)
     if (version == 3 && index >= grid)
         return V3_THREE_CONSUMERS[index - grid];
     flash_spec s = flash_grid_spec(version, quick, index);
-    /* Version 3's head dims a shape, fewer than the masks: index / dims moves each dim through
-     * every mask. */
+    /* Version 3 by head dims (its rows of 64 to 256 and their key tiles): index / dims + index %
+     * dims moves each dim through every mask, as a shape's dims move through them. */
     const int64_t *dim_list;
     const int dims = flash_grid_head_dims(version, &dim_list);
     const int m = (version == 3 ? index / dims + index % dims : index) % FA_COUNT_OF(CAUSAL_MASKS);
@@ -92,13 +92,16 @@ enum { PACKED_THREE_ROWS = FLASH3_CAUSAL_THREE_ROWS + 5 };
 causal_packed_spec causal_packed_case(int version, int index)
 {
     static const fa_dtype V1_DTYPES[] = {FA_F32, FA_BF16, FA_F16}, V2_DTYPES[] = {FA_BF16, FA_F16};
-    static const int64_t V1_D[] = {64, 40, 128}, V2_D[] = {64, 96, 128}, V3_D[] = {40, 128, 96};
+    static const int64_t V1_D[] = {64, 40, 128}, V2_D[] = {64, 96, 128};
+    static const int64_t V3_D[] = {40, 256, 96, 136, 128}; /* rows of 64, 256, 128, 192, 128 */
     static const int64_t HEADS_KV[] = {4, 2, 1}; /* of 4 query heads: MHA, GQA, MQA */
     const int pair = index / 2;
     causal_packed_spec c = {.count = CAUSAL_PACKED_SEQUENCES};
     flash_spec *s = &c.shape;
     s->batch = 1;
-    s->head_dim = version == 1 ? V1_D[index % 3] : version == 2 ? V2_D[index % 3] : V3_D[index % 3];
+    s->head_dim = version == 1   ? V1_D[index % 3]
+                  : version == 2 ? V2_D[index % 3]
+                                 : V3_D[index % FA_COUNT_OF(V3_D)];
     s->dtype = version == 1 ? V1_DTYPES[index % 3] : V2_DTYPES[pair % 2];
     s->heads_q = 4;
     s->heads_kv = HEADS_KV[(index + pair) % 3];
