@@ -100,9 +100,9 @@ static bool check_version(int version, fa_impl impl, const fa_run_options *optio
                           fa_result *result)
 {
     char name[FA_CASE_NAME];
-    /* Version 3 is judged on its grid alone (of the fixtures it refuses "no-keys": it needs a key). */
-    for (int f = 0; f < flash_fixture_count && options->problem.given == 0 && version != HOPPER;
-         ++f) {
+    for (int f = 0; f < flash_fixture_count && options->problem.given == 0; ++f) {
+        if (version == HOPPER && strcmp(flash_fixture_name(f), "no-keys") == 0)
+            continue; /* version 3 needs a key */
         snprintf(name, sizeof name, "v%d fixture '%s'", version, flash_fixture_name(f));
         if (!fa_case_begin(result, options, name))
             continue;
