@@ -75,8 +75,8 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_row_elements(int d)
  * a causal mask only from FLASH3_CAUSAL_THREE_ROWS rows, and never under a
  * window: a diagonal tile of 192 rows scores more keys beyond its rows'
  * reach than one of 128, a cost that weighs most where a row sees few tiles
- * (\ref stage06, measured). Two at D = 128, where three would not have the
- * registers (flash3_consumer_registers()).
+ * (\ref stage06, measured). Two from D = 128, where three would not have
+ * the registers (flash3_consumer_registers()).
  */
 static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_consumers(int d, fa_mask mask, int64_t rows)
 {
@@ -164,8 +164,8 @@ static inline FA_CONSTEXPR FA_HOST_DEVICE int flash3_launch_registers(int consum
 
 /**
  * The registers a consumer thread takes (setmaxnreg), of @p consumers: S
- * (bc / 2 floats, flash3_bc()), P (bc / 4) and O (D / 2 floats), and what
- * the softmax needs beside them: 160 at D = 128 and 176 at 256 (keys of 64).
+ * (bc / 2 floats, flash3_bc()), P (bc / 4) and O (D / 2 floats), 160 of them
+ * at D = 128 and 176 at 256 (keys of 64), and what the softmax needs beside.
  * The producer's FLASH3_PRODUCER_REGS and the consumers' fill what the
  * launch gives: 24 + 2 x 240 = 3 x 168 with two, 24 + 3 x 160 <= 4 x 128
  * with three (O of D = 64).

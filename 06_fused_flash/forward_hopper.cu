@@ -142,7 +142,7 @@ static fa_status launch3_for(const fa_attention_params *p, const CUtensorMap map
                    : launch3_packed_or_not<T, 64, 2>(p, maps, stream);
     case 128: return launch3_packed_or_not<T, 128, 2>(p, maps, stream);
     case 192: return launch3_packed_or_not<T, 192, 2>(p, maps, stream);
-    default: return launch3_packed_or_not<T, 256, 2>(p, maps, stream);
+    default: return launch3_packed_or_not<T, 256, 2>(p, maps, stream); /* 256, the widest */
     }
 }
 

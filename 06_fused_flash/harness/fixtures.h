@@ -119,8 +119,8 @@ const char *flash_spec_describe(const flash_spec *s, char *buf, size_t cap);
  * (1023, 1024), (1024, 1023), (1, 239), (3, 799), (127, 512), (127, 513),
  * (239, 1), (799, 3), (1, 1)} times head dimensions {32, 40, 59, 64, 96, 111,
  * 128, 160, 192, 224, 256} (40, 59 and 111 in version 1 only: version 2 takes
- * multiples of 8, and these three are only worth it once; version 3 runs 32,
- * 64, 96 and 128, o in the input dtype only, dtypes as version 2). The full run
+ * multiples of 8, and these three are only worth it once; version 3 runs
+ * version 2's, o in the input dtype only, dtypes as version 2). The full run
  * covers every (shape, head dimension) pair of a version once; what varies
  * from pair to pair rotates so that every shape and every head dimension
  * meets both layouts, every dtype of the version, MHA, GQA and MQA, o in the

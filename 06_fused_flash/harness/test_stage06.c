@@ -408,6 +408,8 @@ static void test_hopper_refusals(fa_tests *t)
     fa_attention_params p = fake_call(FA_BF16, 60);
     expect_hopper_refusal(t, p, UNSUPPORTED, "v3 Hopper needs what v2 needs: fa_attention: "
                           "variant v2 tensor cores cannot run this call: head_dim = 60", "d 60");
+    p = fake_call(FA_BF16, 264);
+    expect_hopper_refusal(t, p, UNSUPPORTED, "head_dim = 264, expected 1..256", "d 264");
     p = fake_call(FA_BF16, 64);
     p.o_fp32 = true;
     expect_hopper_refusal(t, p, UNSUPPORTED, "o_fp32 (v3 writes o in the input dtype)", "fp32 o");
@@ -736,9 +738,10 @@ static void test_v3_consumers(fa_tests *t)
 }
 
 /**
- * Version 3's tiles for each row width D: keys of 128 up to D = 128, then 64;
- * two Q buffers up to D = 192, then one; K/V rings of at least two stages;
- * all of it within a block's shared memory.
+ * Version 3's tiles for each row width D: keys of 128 up to D = 128, then 64,
+ * as the method declares them for every d of D; two Q buffers up to D = 192,
+ * then one; K/V rings of at least two stages; all of it within a block's
+ * shared memory.
  */
 static void test_v3_tiles(fa_tests *t)
 {
@@ -753,19 +756,24 @@ static void test_v3_tiles(fa_tests *t)
                          flash3_stages(d, c) == cases[i].stages && bytes <= FLASH3_SHARED_LIMIT,
                   "D = %d, %d consumers: keys %d, %d Q buffers, %d stages, %zu bytes", d, c,
                   flash3_bc(d), flash3_q_buffers(d, c), flash3_stages(d, c), bytes);
+        /* The method declares the keys of the rows d is padded to, from the narrowest d of D. */
+        FA_EXPECT(t, flash_block_n(3, d) == cases[i].bc && flash_block_n(3, d - 56) == cases[i].bc,
+                  "D = %d: block_n %lld, at d = %d %lld", d, (long long)flash_block_n(3, d), d - 56,
+                  (long long)flash_block_n(3, d - 56));
     }
 }
 
 /**
  * The grid of each version: every (shape, head dimension) pair once in the
  * full run; every shape and every head dimension meets both layouts; every
- * head dimension every dtype of the version; every kind of heads, o dtype,
- * lse or not, padding, score pattern and an explicit scale appear; names are
- * unique. --quick is a small subset of the small shapes.
+ * head dimension every dtype of the version; every kind of heads, o dtype
+ * (version 3: the input's alone), lse or not, padding, score pattern and an
+ * explicit scale appear; names are unique. --quick is a small subset of the
+ * small shapes.
  */
 static void test_grid(fa_tests *t)
 {
-    for (int version = 1; version <= 2; ++version) {
+    for (int version = 1; version <= 3; ++version) {
         const int count = flash_grid_count(version, false);
         const int dims = version == 1 ? 11 : 8;
         FA_EXPECT(t, count == 16 * dims, "v%d: %d grid cases, expected %d", version, count,
@@ -803,7 +811,8 @@ static void test_grid(fa_tests *t)
             padded |= 1u << s.padded;
             scores |= 1u << s.scores;
             explicit_scale += s.scale != 0.0f;
-            FA_EXPECT(t, version == 1 || s.head_dim % 8 == 0, "v2 d %lld", (long long)s.head_dim);
+            FA_EXPECT(t, version == 1 || s.head_dim % 8 == 0, "v%d d %lld", version,
+                      (long long)s.head_dim);
         }
         FA_EXPECT(t, shapes == 16 && dim_count == dims, "v%d: %d shapes, %d head dimensions",
                   version, shapes, dim_count);
@@ -814,7 +823,7 @@ static void test_grid(fa_tests *t)
             missing += dim_layouts[di] != 3u || dim_dtypes[di] != (version == 1 ? 7u : 6u);
         FA_EXPECT(t, missing == 0, "v%d: %d shapes or head dimensions miss a layout or a dtype",
                   version, missing);
-        FA_EXPECT(t, heads == 7u && o32 == 3u && lse == 3u && padded == 3u &&
+        FA_EXPECT(t, heads == 7u && o32 == (version == 3 ? 1u : 3u) && lse == 3u && padded == 3u &&
                          scores == (1u << FLASH_SCORE_KINDS) - 1 && explicit_scale > 0,
                   "v%d: heads %x, o fp32 %x, lse %x, padded %x, scores %x, explicit scales %d",
                   version, heads, o32, lse, padded, scores, explicit_scale);
@@ -1107,10 +1116,14 @@ static void test_hopper(fa_tests *t)
     }
     fa_attn_method m;
     FA_EXPECT(t, chosen == FA_VARIANT_HOPPER && fa_attention_method(&probe, &m) == FA_OK &&
-                     m.accumulation == FA_ACCUM_TENSOR_CORE && m.block_n == flash3_bc(128) &&
+                     m.accumulation == FA_ACCUM_TENSOR_CORE && m.block_n == 128 &&
                      m.p_dtype == FA_F16 && !m.l_from_rounded_p,
               "v3's method: chose %s, block_n %lld, P %s", fa_attention_variant_name(chosen),
               (long long)m.block_n, fa_dtype_name(m.p_dtype));
+    probe = fake_call(FA_F16, 256);
+    probe.variant = FA_VARIANT_HOPPER;
+    FA_EXPECT(t, fa_attention_method(&probe, &m) == FA_OK && m.block_n == 64,
+              "v3's method at d 256: block_n %lld (%s)", (long long)m.block_n, fa_last_error());
     const fa_result r = fa_stage_check(&stage06, 23, FA_IMPL_REFERENCE, &only_v3);
     FA_EXPECT(t, r.outcome == FA_OUTCOME_PASSED && r.cases == flash_grid_count(3, false) + 1 &&
                      r.cases == 129,

@@ -93,7 +93,9 @@ causal_packed_spec causal_packed_case(int version, int index)
 {
     static const fa_dtype V1_DTYPES[] = {FA_F32, FA_BF16, FA_F16}, V2_DTYPES[] = {FA_BF16, FA_F16};
     static const int64_t V1_D[] = {64, 40, 128}, V2_D[] = {64, 96, 128};
-    static const int64_t V3_D[] = {40, 256, 96, 136, 128}; /* rows of 64, 256, 128, 192, 128 */
+    /* Version 3's rows of 256, 64, 192, 128, 128: D = 256 meets no mask, causal-br and a window,
+     * D = 192 causal-tl and two windows (their key tiles are 64). */
+    static const int64_t V3_D[] = {256, 40, 136, 96, 128};
     static const int64_t HEADS_KV[] = {4, 2, 1}; /* of 4 query heads: MHA, GQA, MQA */
     const int pair = index / 2;
     causal_packed_spec c = {.count = CAUSAL_PACKED_SEQUENCES};
