@@ -41,7 +41,7 @@ LIBRARY_DEFAULTS = [os.path.join(REPO, build, "06_fused_flash", "libflashattn.so
 TOKENS, WIDTH = 16384, 2048
 GRID_N = [512, 1024, 2048, 4096, 8192, 16384]
 GRID_D = [64, 128]
-HEAD_DIMS = [32, 64, 96, 128, 160, 192, 224, 256]  # what --d takes: multiples of 32 up to 256
+HEAD_DIMS = list(range(8, 257, 8))  # what --d takes: the head dims of v2 and v3
 IMPLEMENTATIONS = ["flashattn v1", "flashattn v2", "flashattn v3", "FA2", "cuDNN", "mem-efficient",
                    "math"]
 PROJECT = ["flashattn v1", "flashattn v2", "flashattn v3"]
