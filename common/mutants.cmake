@@ -29,6 +29,10 @@
 #              the failing case's worst err/bound is at least R: 10 where
 #              the inputs expose the bug by far, 1 where only the bound's own
 #              terms separate the bug from a correct kernel;
+#   fails      the same run fails at a case of the version, whatever the
+#              failure says: for a bug that some cases show as wrong values
+#              and others as bytes written outside o's elements (its gaps,
+#              the canaries past it);
 #   racecheck  compute-sanitizer's racecheck reports a hazard.
 # The mutated copy is written at configure time; a text no longer in its file
 # stops the configuration, so a mutant cannot go stale silently. (CMake lists
@@ -135,17 +139,21 @@ function(fa_add_mutants)
     target_link_libraries(${target} PRIVATE ${stage}_kernels)
     target_compile_options(${target} PRIVATE ${FA_C_WARNINGS})
 
-    if(verdict MATCHES "^judge:(.*)$")
-      # err/bound printed with %.3g: at least 10 is two digits before the point,
-      # an exponent e+, inf, or nan (an output NaN where the reference is finite).
-      if(CMAKE_MATCH_1 EQUAL 1)
-        set(ratio "[0-9.]+(e[-+][0-9]+)?|inf|nan")
-      elseif(CMAKE_MATCH_1 EQUAL 10)
-        set(ratio "[1-9][0-9]|[0-9.]+e\\+[0-9]+|inf|nan")
-      else()
-        message(FATAL_ERROR "mutant ${name}: verdict ${verdict}: the ratio must be 1 or 10")
+    if(verdict MATCHES "^judge:(.*)$" OR verdict STREQUAL "fails")
+      set(expected "${failed_line}${case_prefix}")
+      if(verdict MATCHES "^judge:(.*)$")
+        # err/bound printed with %.3g: at least 10 is two digits before the point,
+        # an exponent e+, inf, or nan (an output NaN where the reference is finite).
+        if(CMAKE_MATCH_1 EQUAL 1)
+          set(ratio "[0-9.]+(e[-+][0-9]+)?|inf|nan")
+        elseif(CMAKE_MATCH_1 EQUAL 10)
+          set(ratio "[1-9][0-9]|[0-9.]+e\\+[0-9]+|inf|nan")
+        else()
+          message(FATAL_ERROR "mutant ${name}: verdict ${verdict}: the ratio must be 1 or 10")
+        endif()
+        string(APPEND expected "[^\n]* at \\([^\n]*worst err/bound (${ratio})")
       endif()
-      fa_add_exit_test(${target} 1 "${failed_line}${case_prefix}[^\n]* at \\([^\n]*worst err/bound (${ratio})"
+      fa_add_exit_test(${target} 1 "${expected}"
                        $<TARGET_FILE:${target}> ${judged} --milestone ${MU_MILESTONE} ${select})
       # A library version may need more than a GPU (version 3: compute capability 9.0).
       set_tests_properties(${target} PROPERTIES LABELS "gpu;mutant;${stage}"

@@ -29,12 +29,18 @@ v3_o_not_rescaled|3|06_fused_flash/flash_3_hopper.cuh|tile2_rescale<D, 1>(o, alp
 v3_tail_unmasked|3|06_fused_flash/flash_3_hopper.cuh|if (causal_tile_masked(tile.keys, t))|if (false)|judge:10
 v3_scale_twice|3|06_fused_flash/flash_3_hopper.cuh|const float c = scale * FA_LOG2E_F;|const float c = scale * scale * FA_LOG2E_F;|judge:10
 v3_copies_unswizzled|3|06_fused_flash/forward_hopper.cu|CU_TENSOR_MAP_SWIZZLE_128B|CU_TENSOR_MAP_SWIZZLE_NONE|judge:10
+v3_o_chunks_past_d|3|06_fused_flash/flash_3_hopper.cuh|if (row < rows && chunk * TILE2_CHUNK < p.head_dim)|if (row < rows)|fails
+v3_o_fragments_past_d|3|06_fused_flash/flash_3_hopper.cuh|if (8 * n < p.head_dim)|if (true)|fails
 ]=])
 # What each breaks: v3_o_not_rescaled, v3_tail_unmasked and v3_scale_twice
 # as version 2's o_not_rescaled, tail_unmasked and scale_twice;
 # v3_copies_unswizzled, TMA lays the tiles out unswizzled while wgmma's
 # descriptors read them 128-byte swizzled, so Q, K and V reach the products
-# with their 16-byte chunks permuted.
+# with their 16-byte chunks permuted; v3_o_chunks_past_d (rows of 128 and
+# more, O staged) and v3_o_fragments_past_d (rows of 64) store O's columns
+# from d to the padded row's end, zeros, over the next head's or row's
+# elements, o's gaps, or past o's last row (the grid's d = 32, 96, 160 and
+# 224, the fixture's 8).
 
 fa_add_mutants(NUMBER 06 MILESTONE 23 TABLE stage06_library_mutants
                LIBRARY_VERSION 3 LIBRARY_TARGET flashattn_hopper)
