@@ -423,8 +423,8 @@ MASKS = {
     "window_0_0": dict(window=(0, 0)),
     "window_-1_3": dict(window=(-1, 3)),
 }
-# (2100, 2077): past FLASH3_CAUSAL_THREE_ROWS, so v3 at d = 64 (bf16 here) runs its causal masks with
-# three consumers.
+# (2100, 2077): past FLASH3_CAUSAL_THREE_ROWS, so v3 at rows of 64 (bf16 at d = 40: the case is
+# even, head_dim_of()) runs its causal masks with three consumers.
 MASK_SEQLENS = [(113, 203), (128, 217), (256, 512), (512, 256), (1, 239), (239, 1), (3, 799),
                 (127, 512), (127, 513), (1024, 1023), (2100, 2077)]
 
@@ -470,11 +470,19 @@ def masked_reference(torch, q, k, v, dtype, scale, kwargs):
     return o.transpose(1, 2)
 
 
-def head_dim_of(variant, dtype):
-    """The head dim a test of masks or packed batches runs @p variant at: one v2 does not
-    take for v1; for v3 one padded to rows of 64 (keys of 128 a tile) and one to rows of 256
-    (keys of 64), one per dtype."""
-    return {"v1": 40, "v2": 64, "v3": 40 if dtype == "bfloat16" else 200}[variant]
+# v3's head dims for masks and packed batches, per dtype: a case takes them in turn, so
+# that rows of 64 and 192 (bf16) and of 128 and 256 (fp16) each meet every mask.
+V3_HEAD_DIMS = {"bfloat16": (40, 136), "float16": (96, 200)}
+
+
+def head_dim_of(variant, dtype, case):
+    """The head dim test @p case (a count) of masks or packed batches runs @p variant at:
+    one v2 does not take for v1; for v3 those of V3_HEAD_DIMS in turn, padded to each of
+    its row widths (keys of 128 a tile up to 128, of 64 past it)."""
+    if variant == "v3":
+        dims = V3_HEAD_DIMS[dtype]
+        return dims[case % len(dims)]
+    return {"v1": 40, "v2": 64}[variant]
 
 
 def skip_unless_v3_runs(torch, variant):
@@ -490,7 +498,7 @@ def test_masks(lib, torch, mask, seqlens, dtype, variant):
     skip_unless_v3_runs(torch, variant)
     nq, nk = seqlens
     kwargs = MASKS[mask]
-    d = head_dim_of(variant, dtype)
+    d = head_dim_of(variant, dtype, MASK_SEQLENS.index(seqlens))
     (q, k, v), _ = inputs(torch, nq, nk, 2, d, dtype, "bnhd", seed=nq + nk)
     o, lse = flashattn.forward(q, k, v, variant=variant, return_lse=True, **kwargs)
     torch.cuda.synchronize()
@@ -513,18 +521,19 @@ def test_masks(lib, torch, mask, seqlens, dtype, variant):
 # A packed batch: (rows, keys) per sequence; empty, keyless, tails on both sides of the tiles.
 PACKED_LENGTHS = [(0, 0), (1, 1), (127, 127), (128, 128), (129, 129), (64, 0), (5, 300),
                   (300, 5), (700, 1000)]
+PACKED_MASKS = ["none"] + list(MASKS)
 
 
 @pytest.mark.parametrize("variant", ["v1", "v2", "v3"])
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
-@pytest.mark.parametrize("mask", ["none"] + list(MASKS))
+@pytest.mark.parametrize("mask", PACKED_MASKS)
 def test_packed(lib, torch, mask, dtype, variant):
     """Each sequence of a packed batch against PyTorch's math path on it alone (its mask
     aligned to its lengths), and bit for bit against forward() on it alone; values of
     a different range in each sequence."""
     skip_unless_v3_runs(torch, variant)
     kwargs = MASKS.get(mask, {})
-    d, heads_kv = head_dim_of(variant, dtype), 2
+    d, heads_kv = head_dim_of(variant, dtype, PACKED_MASKS.index(mask)), 2
     generator = torch.Generator(device="cuda").manual_seed(len(mask))
     tdtype = getattr(torch, dtype)
     seqs = []
